@@ -1,0 +1,78 @@
+#include "cli/common.h"
+
+#include <iostream>
+
+#include "core/errors.h"
+#include "core/json_io.h"
+#include "core/presets.h"
+
+namespace tessel::cli {
+
+void add_plan_flags(CLI::App& cmd, PlanFlags& f, bool plan_required) {
+    auto* opt = cmd.add_option("--plan", f.plan_file, "plan JSON (as written by `tessel plan --json`'s winner or configs/plans/)");
+    if (plan_required) opt->required();
+    cmd.add_option("--tp", f.tp, "tensor-parallel size");
+    cmd.add_option("--pp", f.pp, "pipeline-parallel size");
+    cmd.add_option("--dp", f.dp, "data-parallel size");
+    cmd.add_option("--cp", f.cp, "context-parallel size");
+    cmd.add_option("--zero-stage", f.zero_stage, "ZeRO stage 0-3");
+    cmd.add_option("--microbatch-size", f.microbatch_size, "sequences per microbatch");
+    cmd.add_option("--global-batch-size", f.global_batch_size, "sequences per optimizer step");
+    cmd.add_option("--seq", f.seq_length, "sequence length");
+    cmd.add_option("--virtual-stages", f.virtual_stages, "model chunks per pipeline rank (> 1: interleaved)");
+    cmd.add_option("--sequence-parallel", f.sequence_parallel, "true|false");
+    cmd.add_option("--recompute", f.recompute, "none|selective|full");
+    cmd.add_option("--schedule", f.schedule, "gpipe|1f1b|interleaved");
+    cmd.add_option("--precision", f.precision, "bf16|fp16|fp32|fp8");
+    cmd.add_option("--placement", f.placement, "order of dimensions, innermost first, e.g. tp-cp-dp-pp");
+}
+
+Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size) {
+    json j = json::object();
+    std::string origin = "command line";
+    if (!f.plan_file.empty()) j = load_json("plans", f.plan_file, &origin);
+    if (!j.is_object()) throw input_error(origin, "(top level)", "a JSON object describing a plan", describe_json_value(j));
+    if (!j.contains("seq_length")) j["seq_length"] = m.seq_length;
+    auto set = [&](const char* key, const auto& v) {
+        if (v) j[key] = *v;
+    };
+    set("tp", f.tp);
+    set("pp", f.pp);
+    set("dp", f.dp);
+    set("cp", f.cp);
+    set("zero_stage", f.zero_stage);
+    set("microbatch_size", f.microbatch_size);
+    set("global_batch_size", f.global_batch_size);
+    set("seq_length", f.seq_length);
+    set("virtual_stages", f.virtual_stages);
+    set("sequence_parallel", f.sequence_parallel);
+    set("recompute", f.recompute);
+    set("schedule", f.schedule);
+    set("precision", f.precision);
+    set("placement", f.placement);
+    if (f.virtual_stages && *f.virtual_stages > 1 && !f.schedule) j["schedule"] = "interleaved";
+    if (f.plan_file.empty() && !f.dp && world_size > 0) {
+        // Without a plan file, dp fills whatever the other dimensions leave.
+        long long rest = (long long)j.value("tp", 1) * j.value("pp", 1) * j.value("cp", 1);
+        if (rest > 0 && world_size % rest == 0) j["dp"] = world_size / rest;
+    }
+    Plan p = parse_plan(j, origin);
+    validate_plan(p, m, world_size, origin);
+    return p;
+}
+
+ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus) {
+    ClusterSpec c = load_cluster(name_or_path);
+    if (gpus) c = resize_cluster(c, *gpus);
+    return c;
+}
+
+void write_output(const std::string& path, const std::string& text) {
+    if (path == "-") {
+        std::cout << text;
+        return;
+    }
+    write_file_atomically(path, text);
+}
+
+}  // namespace tessel::cli

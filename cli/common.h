@@ -1,0 +1,36 @@
+// Flags shared by several subcommands and the helpers that resolve them.
+#pragma once
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/cluster_spec.h"
+#include "core/model_spec.h"
+#include "core/plan.h"
+
+namespace tessel::cli {
+
+// The built-in default of `tessel plan` with no arguments.
+inline constexpr const char* kDefaultModel = "llama3-70b";
+inline constexpr const char* kDefaultCluster = "dgx-h100";
+inline constexpr int kDefaultGpus = 64;
+
+// Plan fields as flags (--tp, --pp, ...), each overriding the plan file when given.
+struct PlanFlags {
+    std::string plan_file;
+    std::optional<int> tp, pp, dp, cp, zero_stage, microbatch_size, global_batch_size, seq_length, virtual_stages;
+    std::optional<bool> sequence_parallel;
+    std::optional<std::string> recompute, schedule, precision, placement;
+};
+void add_plan_flags(CLI::App& cmd, PlanFlags& flags, bool plan_required);
+// Reads --plan (if any) and applies the flags over it; validates against the model and world.
+Plan resolve_plan(const PlanFlags& flags, const ModelSpec& m, int world_size);
+
+// --gpus N resizes the cluster; an absent value keeps the preset's size.
+ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus);
+
+// Writes text to a file atomically, or to stdout for "-".
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace tessel::cli

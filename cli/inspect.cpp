@@ -1,0 +1,81 @@
+// tessel inspect --model M [--json]: parameters, FLOPs per token and layer shapes.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/accounting.h"
+#include "core/errors.h"
+#include "core/presets.h"
+
+namespace tessel::cli {
+
+namespace {
+struct InspectArgs {
+    std::string model;
+    std::optional<int> seq;
+    bool json = false;
+};
+
+std::string human(double n) {
+    if (n >= 1e12) return fmt::format("{:.2f}T", n / 1e12);
+    if (n >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
+    if (n >= 1e6) return fmt::format("{:.2f}M", n / 1e6);
+    if (n >= 1e3) return fmt::format("{:.2f}K", n / 1e3);
+    return fmt::format("{:.0f}", n);
+}
+
+void run_inspect(const InspectArgs& a) {
+    ModelSpec m = load_model(a.model);
+    const int s = a.seq.value_or(m.seq_length);
+    if (s < 1) throw InputError(fmt::format("--seq: expected a positive sequence length, got {}", s));
+    auto c = count_parameters(m);
+    auto f = flops_per_token(m, s);
+    auto shapes = layer_shapes(m);
+    if (a.json) {
+        json layers = json::array();
+        for (auto& l : shapes) layers.push_back({{"name", l.name}, {"shape", l.shape}, {"parameters", l.count()}});
+        json out = {{"model", to_json(m)},
+                    {"parameters", c.total},
+                    {"embedding_parameters", c.embedding},
+                    {"non_embedding_parameters", c.non_embedding},
+                    {"parameters_per_layer", c.per_layer},
+                    {"seq_length", s},
+                    {"flops_per_token", f.model},
+                    {"forward_flops_per_token", f.model / 3},
+                    {"layer_shapes", layers}};
+        std::cout << out.dump(2) << "\n";
+        return;
+    }
+    fmt::print("{} ({})\n", m.name, m.source);
+    fmt::print("  layers {}, hidden {}, heads {} (kv {}, head dim {}), ffn {} ({}), vocab {}\n", m.num_layers,
+               m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, m.ffn_hidden_size,
+               to_string(m.activation), m.vocab_size);
+    fmt::print("  {} norm, {} positions, embeddings {}\n", to_string(m.norm), to_string(m.position_embedding),
+               m.tied_embeddings ? "tied" : "untied");
+    fmt::print("parameters       {:>16L}  ({})\n", c.total, human(double(c.total)));
+    fmt::print("  embedding      {:>16L}  ({})\n", c.embedding, human(double(c.embedding)));
+    fmt::print("  non-embedding  {:>16L}  ({})\n", c.non_embedding, human(double(c.non_embedding)));
+    fmt::print("  per layer      {:>16L}  ({})\n", c.per_layer, human(double(c.per_layer)));
+    fmt::print("FLOPs per token at sequence {}: {} (forward + backward, model FLOPs; 6N = {})\n", s,
+               human(f.model), human(6.0 * double(c.non_embedding)));
+    fmt::print("layer shapes (one of {} layers):\n", m.num_layers);
+    for (auto& l : shapes) {
+        std::string dims;
+        for (auto d : l.shape) dims += (dims.empty() ? "" : " x ") + std::to_string(d);
+        fmt::print("  {:<24} {:<18} {:>14L}\n", l.name, dims, l.count());
+    }
+}
+}  // namespace
+
+void add_inspect(CLI::App& app) {
+    auto args = std::make_shared<InspectArgs>();
+    auto* cmd = app.add_subcommand("inspect", "Parameters, FLOPs per token and layer shapes of a model");
+    cmd->footer("Example: tessel inspect --model llama3-8b --json");
+    cmd->add_option("--model", args->model, "preset name or path (native JSON or Hugging Face config.json)")->required();
+    cmd->add_option("--seq", args->seq, "sequence length for attention FLOPs (default: the model's)");
+    cmd->add_flag("--json", args->json, "print JSON");
+    cmd->callback([args] { run_inspect(*args); });
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,13 @@
+// tessel run: placeholder until its issue lands; says so and exits 1.
+#include "cli/commands.h"
+#include "core/errors.h"
+
+namespace tessel::cli {
+
+void add_run(CLI::App& app) {
+    auto* cmd = app.add_subcommand("run", "(not built yet)");
+    cmd->allow_extras();
+    cmd->callback([] { throw RuntimeError("tessel run is not built yet"); });
+}
+
+}  // namespace tessel::cli

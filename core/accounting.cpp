@@ -1,0 +1,68 @@
+#include "core/accounting.h"
+
+namespace tessel {
+
+std::int64_t LayerShape::count() const {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
+std::vector<LayerShape> layer_shapes(const ModelSpec& m) {
+    const std::int64_t h = m.hidden_size, f = m.ffn_hidden_size, q = m.q_size(), kv = m.kv_size();
+    std::vector<LayerShape> s;
+    const bool ln = m.norm == Norm::layernorm;
+    s.push_back({"attention_norm.weight", {h}});
+    if (ln) s.push_back({"attention_norm.bias", {h}});
+    s.push_back({"attention.qkv.weight", {q + 2 * kv, h}});
+    if (m.linear_bias || m.qkv_bias) s.push_back({"attention.qkv.bias", {q + 2 * kv}});
+    s.push_back({"attention.out.weight", {h, q}});
+    if (m.linear_bias) s.push_back({"attention.out.bias", {h}});
+    s.push_back({"mlp_norm.weight", {h}});
+    if (ln) s.push_back({"mlp_norm.bias", {h}});
+    const std::int64_t up = m.activation == Activation::swiglu ? 2 * f : f;
+    s.push_back({"mlp.up.weight", {up, h}});
+    if (m.linear_bias) s.push_back({"mlp.up.bias", {up}});
+    s.push_back({"mlp.down.weight", {h, f}});
+    if (m.linear_bias) s.push_back({"mlp.down.bias", {h}});
+    return s;
+}
+
+std::int64_t layer_matmul_weights(const ModelSpec& m) {
+    const std::int64_t h = m.hidden_size, f = m.ffn_hidden_size;
+    const std::int64_t attn = h * (m.q_size() + 2 * std::int64_t(m.kv_size())) + std::int64_t(m.q_size()) * h;
+    const std::int64_t mlp = (m.activation == Activation::swiglu ? 3 : 2) * h * f;
+    return attn + mlp;
+}
+
+ParameterCount count_parameters(const ModelSpec& m) {
+    ParameterCount c;
+    for (const auto& w : layer_shapes(m)) c.per_layer += w.count();
+    const std::int64_t h = m.hidden_size;
+    c.final_norm = m.norm == Norm::layernorm ? 2 * h : h;
+    c.token_embedding = m.vocab_size * h;
+    c.position_embedding = m.position_embedding == PositionEmbedding::learned ? std::int64_t(m.max_position_embeddings) * h : 0;
+    c.lm_head = m.tied_embeddings ? 0 : m.vocab_size * h;
+    c.embedding = c.token_embedding + c.position_embedding + c.lm_head;
+    c.total = c.per_layer * m.num_layers + c.final_norm + c.embedding;
+    c.non_embedding = c.total - c.embedding;
+    return c;
+}
+
+FlopsPerToken flops_per_token(const ModelSpec& m, int s, Recompute recompute) {
+    FlopsPerToken f;
+    const double L = m.num_layers;
+    // Per token per layer: 2 FLOPs per matmul weight; attention QK^T and PV each 2*s*(H*d).
+    const double layer_matmul = 2.0 * double(layer_matmul_weights(m));
+    const double attention = 4.0 * double(s) * double(m.q_size());
+    f.forward_attention = L * attention;
+    f.forward_layers = L * (layer_matmul + attention);
+    f.forward_lm_head = 2.0 * double(m.vocab_size) * m.hidden_size;
+    f.model = 3.0 * (f.forward_layers + f.forward_lm_head);
+    f.hardware = f.model;
+    if (recompute == Recompute::full) f.hardware += f.forward_layers;
+    else if (recompute == Recompute::selective) f.hardware += f.forward_attention;
+    return f;
+}
+
+}  // namespace tessel

@@ -1,0 +1,112 @@
+#include "core/cluster_spec.h"
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tessel {
+
+double GpuSpec::peak(Precision p) const {
+    auto it = peak_tflops.find(p);
+    if (it != peak_tflops.end()) return it->second;
+    // fp8 falls back to the bf16 peak on GPUs without fp8 tensor cores (A100).
+    if (p == Precision::fp8) return peak(Precision::bf16);
+    if (p == Precision::fp16) return peak(Precision::bf16);
+    return 0;
+}
+
+ClusterSpec parse_cluster(const json& j, const std::string& file) {
+    ObjectReader r(j, file);
+    ClusterSpec c;
+    c.name = r.string("name", std::string("unnamed"));
+    c.num_nodes = int(r.integer("num_nodes", std::nullopt, 1, 1 << 20));
+    c.gpus_per_node = int(r.integer("gpus_per_node", std::nullopt, 1, 1024));
+
+    ObjectReader g = r.object("gpu");
+    c.gpu.name = g.string("name", std::string("gpu"));
+    c.gpu.memory_GiB = g.number("memory_GiB");
+    c.gpu.memory_bandwidth_GBps = g.number("memory_bandwidth_GBps");
+    ObjectReader peaks = g.object("peak_tflops");
+    for (auto p : {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp32})
+        if (peaks.has(to_string(p))) c.gpu.peak_tflops[p] = peaks.number(to_string(p));
+    peaks.ignore({"tf32", "int8"});
+    if (peaks.has("tf32")) peaks.number("tf32");
+    peaks.finish();
+    if (!c.gpu.peak_tflops.count(Precision::bf16) && !c.gpu.peak_tflops.count(Precision::fp32))
+        throw input_error(file, "gpu.peak_tflops", "at least a \"bf16\" or \"fp32\" peak in TFLOP/s");
+    g.finish();
+
+    if (auto in = r.optional_object("intra_node")) {
+        c.intra_node.kind = in->choice("kind", {"nvlink", "nvswitch", "pcie", "none", "shared-memory"}, std::string("nvlink"));
+        c.intra_node.bandwidth_GBps = in->number("bandwidth_GBps", c.gpus_per_node == 1 ? std::optional<double>(1.0) : std::nullopt);
+        c.intra_node.latency_us = in->number("latency_us", 3.0, 0.0, 1e6, false);
+        in->finish();
+    } else if (c.gpus_per_node > 1) {
+        throw input_error(file, "intra_node", "an object with bandwidth_GBps for a node of several GPUs");
+    }
+    if (auto out = r.optional_object("inter_node")) {
+        c.inter_node.kind = out->choice("kind", {"infiniband", "roce", "ethernet", "none"}, std::string("infiniband"));
+        c.inter_node.nics_per_node = int(out->integer("nics_per_node", 1, 1, 1024));
+        c.inter_node.nic_bandwidth_GBps = out->number("nic_bandwidth_GBps", c.num_nodes == 1 ? std::optional<double>(1.0) : std::nullopt);
+        c.inter_node.latency_us = out->number("latency_us", 5.0, 0.0, 1e6, false);
+        c.inter_node.oversubscription = out->number("oversubscription", 1.0, 1.0, 1e6, false);
+        out->finish();
+    } else if (c.num_nodes > 1) {
+        throw input_error(file, "inter_node", "an object with nics_per_node and nic_bandwidth_GBps for several nodes");
+    }
+    c.price_per_gpu_hour = r.number("price_per_gpu_hour", 0.0, 0.0, 1e9, false);
+    if (r.has("profile")) {
+        const json& p = r.raw("profile");
+        if (!p.is_object()) throw input_error(file, "profile", "a JSON object written by `tessel calibrate`", describe_json_value(p));
+        c.profile = p;
+    }
+    r.ignore({"source", "notes", "description"});
+    r.finish();
+    return c;
+}
+
+json to_json(const ClusterSpec& c) {
+    json peaks = json::object();
+    for (auto& [p, v] : c.gpu.peak_tflops) peaks[to_string(p)] = v;
+    json j = {{"name", c.name},
+              {"num_nodes", c.num_nodes},
+              {"gpus_per_node", c.gpus_per_node},
+              {"gpu",
+               {{"name", c.gpu.name},
+                {"memory_GiB", c.gpu.memory_GiB},
+                {"memory_bandwidth_GBps", c.gpu.memory_bandwidth_GBps},
+                {"peak_tflops", peaks}}},
+              {"intra_node",
+               {{"kind", c.intra_node.kind},
+                {"bandwidth_GBps", c.intra_node.bandwidth_GBps},
+                {"latency_us", c.intra_node.latency_us}}},
+              {"inter_node",
+               {{"kind", c.inter_node.kind},
+                {"nics_per_node", c.inter_node.nics_per_node},
+                {"nic_bandwidth_GBps", c.inter_node.nic_bandwidth_GBps},
+                {"latency_us", c.inter_node.latency_us},
+                {"oversubscription", c.inter_node.oversubscription}}},
+              {"price_per_gpu_hour", c.price_per_gpu_hour}};
+    if (c.profile) j["profile"] = *c.profile;
+    return j;
+}
+
+ClusterSpec resize_cluster(const ClusterSpec& c, long long n, const std::string& flag) {
+    if (n < 1 || n > (1LL << 24))
+        throw input_error(flag, "", "a GPU count between 1 and 16777216", std::to_string(n));
+    ClusterSpec r = c;
+    if (n < c.gpus_per_node) {
+        r.num_nodes = 1;
+        r.gpus_per_node = int(n);
+    } else {
+        if (n % c.gpus_per_node != 0)
+            throw input_error(flag, "", fmt::format("a multiple of the {} GPUs per node of cluster '{}'", c.gpus_per_node, c.name),
+                              std::to_string(n));
+        r.num_nodes = int(n / c.gpus_per_node);
+    }
+    if (r.num_nodes > 1 && r.inter_node.nic_bandwidth_GBps <= 0)
+        throw input_error(flag, "", fmt::format("a single node: cluster '{}' has no inter_node network", c.name), std::to_string(n));
+    return r;
+}
+
+}  // namespace tessel

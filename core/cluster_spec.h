@@ -1,0 +1,53 @@
+// ClusterSpec: the GPUs, how they are wired inside a node and across nodes, and the price.
+// Bandwidths are one GPU's one-direction GB/s (DESIGN.md); latencies in microseconds.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/json_io.h"
+#include "core/options.h"
+
+namespace tessel {
+
+struct GpuSpec {
+    std::string name;
+    double memory_GiB = 0;
+    double memory_bandwidth_GBps = 0;
+    std::map<Precision, double> peak_tflops;  // dense tensor-core peaks
+    double peak(Precision p) const;
+};
+
+struct IntraNodeLink {
+    std::string kind = "nvlink";   // nvlink | pcie | none (a single GPU per node)
+    double bandwidth_GBps = 0;     // per GPU, one direction
+    double latency_us = 0;
+};
+
+struct InterNodeLink {
+    std::string kind = "infiniband";  // infiniband | roce | ethernet
+    int nics_per_node = 0;
+    double nic_bandwidth_GBps = 0;    // per NIC, one direction
+    double latency_us = 0;
+    double oversubscription = 1.0;    // fabric taper: 2.0 halves what crosses the spine
+};
+
+struct ClusterSpec {
+    std::string name;
+    int num_nodes = 1;
+    int gpus_per_node = 1;
+    GpuSpec gpu;
+    IntraNodeLink intra_node;
+    InterNodeLink inter_node;
+    double price_per_gpu_hour = 0;
+    std::optional<json> profile;  // measured efficiencies written by `calibrate`
+
+    int num_gpus() const { return num_nodes * gpus_per_node; }
+};
+
+ClusterSpec parse_cluster(const json& j, const std::string& file);
+json to_json(const ClusterSpec& c);
+// Resizes to N GPUs: whole nodes when N >= gpus_per_node, else one node of N GPUs.
+ClusterSpec resize_cluster(const ClusterSpec& c, long long num_gpus, const std::string& flag = "--gpus");
+
+}  // namespace tessel

@@ -1,0 +1,277 @@
+#include "core/json_io.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tessel {
+
+namespace {
+
+std::function<void(const std::string&)>& warning_sink() {
+    static std::function<void(const std::string&)> sink = [](const std::string& m) {
+        std::cerr << "warning: " << m << "\n";
+    };
+    return sink;
+}
+
+// Rejects deep nesting before the parser sees it: nlohmann's recursive destructor and our
+// readers should never face 100,000 levels.
+void check_depth(const std::string& text, const std::string& origin, int max_depth) {
+    int depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') in_string = true;
+        else if (c == '[' || c == '{') {
+            if (++depth > max_depth)
+                throw InputError(fmt::format("{}: JSON nested deeper than {} levels (at byte {})", origin,
+                                             max_depth, i));
+        } else if (c == ']' || c == '}') --depth;
+    }
+}
+
+}  // namespace
+
+void set_warning_sink(std::function<void(const std::string&)> sink) { warning_sink() = std::move(sink); }
+void warn(const std::string& message) { warning_sink()(message); }
+
+json parse_json_text(const std::string& text, const std::string& origin, int max_depth) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw InputError(fmt::format("{}: empty file; expected a JSON object", origin));
+    check_depth(text, origin, max_depth);
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
+        std::string what = e.what();
+        auto pos = what.find("] ");
+        if (pos != std::string::npos) what = what.substr(pos + 2);
+        throw InputError(fmt::format("{}: malformed JSON: {}", origin, what));
+    } catch (const json::exception& e) {
+        std::string what = e.what();
+        auto pos = what.find("] ");
+        if (pos != std::string::npos) what = what.substr(pos + 2);
+        throw InputError(fmt::format("{}: invalid JSON: {}", origin, what));
+    }
+}
+
+json read_json_file(const std::string& path, int max_depth) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw InputError(fmt::format("{}: no such file", path));
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(fmt::format("{}: is a directory; expected a JSON file", path));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot be read (permission denied?)", path));
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return parse_json_text(buffer.str(), path, max_depth);
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+    namespace fs = std::filesystem;
+    fs::path target(path);
+    fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec))
+        throw InputError(fmt::format("{}: output folder '{}' does not exist", path, folder.string()));
+    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError(fmt::format("{}: cannot write to folder '{}'", path, folder.string()));
+        out << content;
+        out.flush();
+        if (!out) {
+            out.close();
+            fs::remove(tmp, ec);
+            throw RuntimeError(fmt::format("{}: write failed (disk full?)", path));
+        }
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw RuntimeError(fmt::format("{}: cannot rename into place: {}", path, ec.message()));
+    }
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {
+    std::string best;
+    std::size_t best_d = std::string::npos;
+    for (const auto& c : candidates) {
+        std::size_t d = edit_distance(word, c);
+        if (d < best_d) best_d = d, best = c;
+    }
+    // Only suggest what is plausibly a typo.
+    if (best_d == std::string::npos || best_d > std::max<std::size_t>(3, word.size() / 2)) return "";
+    return best;
+}
+
+std::string describe_json_value(const json& value) {
+    std::string dump = value.dump();
+    if (dump.size() > 40) dump = dump.substr(0, 37) + "...";
+    return fmt::format("{} {}", value.type_name(), dump);
+}
+
+ObjectReader::ObjectReader(const json& object, std::string file, std::string where)
+    : object_(&object), file_(std::move(file)), where_(std::move(where)) {
+    if (!object.is_object())
+        throw input_error(file_, where_.empty() ? "(top level)" : where_, "a JSON object",
+                          describe_json_value(object));
+}
+
+const json* ObjectReader::find(const std::string& key) const {
+    auto it = object_->find(key);
+    if (it == object_->end() || it->is_null()) return nullptr;
+    return &*it;
+}
+
+bool ObjectReader::has(const std::string& key) const { return find(key) != nullptr; }
+
+const json& ObjectReader::raw(const std::string& key) const {
+    const_cast<ObjectReader*>(this)->known_.insert(key);
+    const json* v = find(key);
+    if (!v) fail(key, "a value", nullptr);
+    return *v;
+}
+
+void ObjectReader::fail(const std::string& key, const std::string& expected, const json* got) const {
+    throw input_error(file_, path(key), expected, got ? describe_json_value(*got) : "nothing (missing)");
+}
+
+std::int64_t ObjectReader::integer(const std::string& key, std::optional<std::int64_t> fallback, std::int64_t min,
+                                   std::int64_t max) {
+    known_.insert(key);
+    const json* v = find(key);
+    std::string expected = max >= (std::int64_t(1) << 53) ? fmt::format("an integer >= {}", min)
+                                                          : fmt::format("an integer in [{}, {}]", min, max);
+    if (!v) {
+        if (fallback) return *fallback;
+        fail(key, expected, nullptr);
+    }
+    double d;
+    if (v->is_number_integer()) {
+        if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(max)) fail(key, expected, v);
+        std::int64_t i = v->get<std::int64_t>();
+        if (i < min || i > max) fail(key, expected, v);
+        return i;
+    }
+    if (!v->is_number_float()) fail(key, expected, v);
+    d = v->get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || d < double(min) || d > double(max)) fail(key, expected, v);
+    return static_cast<std::int64_t>(d);
+}
+
+double ObjectReader::number(const std::string& key, std::optional<double> fallback, double min, double max,
+                            bool min_exclusive) {
+    known_.insert(key);
+    const json* v = find(key);
+    std::string expected = min_exclusive ? fmt::format("a number > {}", min) : fmt::format("a number >= {}", min);
+    if (max < 1e300) expected += fmt::format(" and <= {}", max);
+    if (!v) {
+        if (fallback) return *fallback;
+        fail(key, expected, nullptr);
+    }
+    if (!v->is_number()) fail(key, expected, v);
+    double d = v->get<double>();
+    if (!std::isfinite(d) || d > max || (min_exclusive ? d <= min : d < min)) fail(key, expected, v);
+    return d;
+}
+
+bool ObjectReader::boolean(const std::string& key, std::optional<bool> fallback) {
+    known_.insert(key);
+    const json* v = find(key);
+    if (!v) {
+        if (fallback) return *fallback;
+        fail(key, "true or false", nullptr);
+    }
+    if (!v->is_boolean()) fail(key, "true or false", v);
+    return v->get<bool>();
+}
+
+std::string ObjectReader::string(const std::string& key, std::optional<std::string> fallback) {
+    known_.insert(key);
+    const json* v = find(key);
+    if (!v) {
+        if (fallback) return *fallback;
+        fail(key, "a string", nullptr);
+    }
+    if (!v->is_string()) fail(key, "a string", v);
+    return v->get<std::string>();
+}
+
+std::string ObjectReader::choice(const std::string& key, const std::vector<std::string>& choices,
+                                 std::optional<std::string> fallback) {
+    std::string expected = "one of";
+    for (std::size_t i = 0; i < choices.size(); ++i) expected += (i ? " | " : " ") + choices[i];
+    known_.insert(key);
+    const json* v = find(key);
+    if (!v) {
+        if (fallback) return *fallback;
+        fail(key, expected, nullptr);
+    }
+    if (!v->is_string()) fail(key, expected, v);
+    std::string s = v->get<std::string>();
+    if (std::find(choices.begin(), choices.end(), s) == choices.end()) fail(key, expected, v);
+    return s;
+}
+
+ObjectReader ObjectReader::object(const std::string& key) {
+    known_.insert(key);
+    const json* v = find(key);
+    if (!v) fail(key, "a JSON object", nullptr);
+    if (!v->is_object()) fail(key, "a JSON object", v);
+    return ObjectReader(*v, file_, path(key));
+}
+
+std::optional<ObjectReader> ObjectReader::optional_object(const std::string& key) {
+    known_.insert(key);
+    const json* v = find(key);
+    if (!v) return std::nullopt;
+    if (!v->is_object()) fail(key, "a JSON object", v);
+    return ObjectReader(*v, file_, path(key));
+}
+
+void ObjectReader::ignore(std::initializer_list<const char*> keys) {
+    for (const char* k : keys) known_.insert(k);
+}
+
+void ObjectReader::finish() const {
+    std::vector<std::string> known(known_.begin(), known_.end());
+    for (auto it = object_->begin(); it != object_->end(); ++it) {
+        if (known_.count(it.key())) continue;
+        std::string suggestion = nearest(it.key(), known);
+        warn(fmt::format("{}: unknown key '{}' ignored{}", file_, path(it.key()),
+                         suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", path(suggestion))));
+    }
+}
+
+}  // namespace tessel

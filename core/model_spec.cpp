@@ -1,0 +1,204 @@
+#include "core/model_spec.h"
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tessel {
+
+const char* to_string(Activation a) { return a == Activation::gelu ? "gelu" : "swiglu"; }
+const char* to_string(Norm n) { return n == Norm::layernorm ? "layernorm" : "rmsnorm"; }
+const char* to_string(PositionEmbedding p) { return p == PositionEmbedding::rope ? "rope" : "learned"; }
+
+bool looks_like_huggingface(const json& j) {
+    if (!j.is_object()) return false;
+    for (const char* k : {"model_type", "num_hidden_layers", "n_layer", "n_embd", "intermediate_size",
+                          "num_key_value_heads", "hidden_act", "tie_word_embeddings", "architectures"})
+        if (j.contains(k)) return true;
+    return false;
+}
+
+namespace {
+
+ModelSpec parse_native(const json& j, const std::string& file) {
+    ObjectReader r(j, file);
+    ModelSpec m;
+    m.source = "native";
+    m.name = r.string("name", std::string("unnamed"));
+    m.num_layers = int(r.integer("num_layers", std::nullopt, 1, 100000));
+    m.hidden_size = int(r.integer("hidden_size", std::nullopt, 1, 1 << 22));
+    m.num_attention_heads = int(r.integer("num_attention_heads", std::nullopt, 1, 1 << 16));
+    m.num_kv_heads = int(r.integer("num_kv_heads", m.num_attention_heads, 1, 1 << 16));
+    if (!r.has("head_dim") && m.hidden_size % m.num_attention_heads != 0)
+        throw input_error(file, "hidden_size",
+                          fmt::format("a multiple of num_attention_heads ({}) (or an explicit head_dim)",
+                                      m.num_attention_heads),
+                          std::to_string(m.hidden_size));
+    m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1, 1 << 16));
+    m.ffn_hidden_size = int(r.integer("ffn_hidden_size", std::int64_t(4) * m.hidden_size, 1, 1 << 24));
+    m.vocab_size = r.integer("vocab_size", std::nullopt, 1, std::int64_t(1) << 32);
+    m.seq_length = int(r.integer("seq_length", 2048, 1, 1 << 24));
+    m.activation = r.choice("activation", {"gelu", "swiglu"}, std::string("gelu")) == "gelu" ? Activation::gelu
+                                                                                           : Activation::swiglu;
+    m.norm = r.choice("norm", {"layernorm", "rmsnorm"}, std::string("layernorm")) == "layernorm" ? Norm::layernorm
+                                                                                                : Norm::rmsnorm;
+    m.position_embedding = r.choice("position_embedding", {"rope", "learned"}, std::string("learned")) == "rope"
+                               ? PositionEmbedding::rope
+                               : PositionEmbedding::learned;
+    m.tied_embeddings = r.boolean("tied_embeddings", false);
+    // GPT-style models (GELU + LayerNorm) carry biases by default; Llama-style do not.
+    bool gpt_style = m.activation == Activation::gelu && m.norm == Norm::layernorm;
+    m.linear_bias = r.boolean("linear_bias", gpt_style);
+    m.qkv_bias = r.boolean("qkv_bias", false);
+    m.max_position_embeddings = int(r.integer(
+        "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
+    r.ignore({"source", "notes", "description"});
+    r.finish();
+    return m;
+}
+
+// Hugging Face config.json; keys per family as in transformers' configuration_<family>.py.
+ModelSpec parse_huggingface(const json& j, const std::string& file) {
+    ObjectReader r(j, file);
+    ModelSpec m;
+    std::string type = r.string("model_type", std::string(""));
+    if (type.empty()) {
+        if (r.has("n_layer") && r.has("n_embd")) type = "gpt2";
+        else type = "llama";
+    }
+    m.source = "huggingface:" + type;
+    m.name = type;
+    if (r.has("_name_or_path")) m.name = r.string("_name_or_path");
+    static const std::vector<std::string> supported = {"llama",     "mistral",        "qwen2", "gpt2",
+                                                       "gpt_neox",  "falcon",         "RefinedWeb",
+                                                       "RefinedWebModel"};
+    if (std::find(supported.begin(), supported.end(), type) == supported.end())
+        throw input_error(file, "model_type",
+                          "a supported architecture (llama, mistral, qwen2, gpt2, gpt_neox, falcon)",
+                          "\"" + type + "\"");
+
+    auto first_int = [&](std::initializer_list<const char*> keys, std::optional<std::int64_t> fallback,
+                         std::int64_t min = 1) -> std::int64_t {
+        for (const char* k : keys)
+            if (r.has(k)) return r.integer(k, std::nullopt, min);
+        for (const char* k : keys) r.ignore({k});
+        if (fallback) return *fallback;
+        return r.integer(*keys.begin(), std::nullopt, min);  // throws naming the first key
+    };
+
+    if (type == "gpt2") {
+        m.num_layers = int(first_int({"n_layer", "num_hidden_layers"}, std::nullopt));
+        m.hidden_size = int(first_int({"n_embd", "hidden_size"}, std::nullopt));
+        m.num_attention_heads = int(first_int({"n_head", "num_attention_heads"}, std::nullopt));
+        m.num_kv_heads = m.num_attention_heads;
+        m.ffn_hidden_size = int(first_int({"n_inner"}, std::int64_t(4) * m.hidden_size));
+        m.vocab_size = first_int({"vocab_size"}, 50257);
+        m.max_position_embeddings = int(first_int({"n_positions", "max_position_embeddings"}, 1024));
+        m.seq_length = int(first_int({"n_ctx"}, m.max_position_embeddings));
+        m.activation = Activation::gelu;
+        m.norm = Norm::layernorm;
+        m.position_embedding = PositionEmbedding::learned;
+        m.tied_embeddings = r.boolean("tie_word_embeddings", true);
+        m.linear_bias = true;
+    } else if (type == "gpt_neox") {
+        m.num_layers = int(first_int({"num_hidden_layers"}, std::nullopt));
+        m.hidden_size = int(first_int({"hidden_size"}, std::nullopt));
+        m.num_attention_heads = int(first_int({"num_attention_heads"}, std::nullopt));
+        m.num_kv_heads = m.num_attention_heads;
+        m.ffn_hidden_size = int(first_int({"intermediate_size"}, std::int64_t(4) * m.hidden_size));
+        m.vocab_size = first_int({"vocab_size"}, std::nullopt);
+        m.seq_length = int(first_int({"max_position_embeddings"}, 2048));
+        m.activation = Activation::gelu;
+        m.norm = Norm::layernorm;
+        m.position_embedding = PositionEmbedding::rope;
+        m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+        m.linear_bias = r.boolean("attention_bias", true);
+        r.ignore({"hidden_act", "rotary_pct", "rotary_emb_base", "use_parallel_residual", "layer_norm_eps"});
+    } else if (type == "falcon" || type == "RefinedWeb" || type == "RefinedWebModel") {
+        m.num_layers = int(first_int({"num_hidden_layers", "n_layer"}, std::nullopt));
+        m.hidden_size = int(first_int({"hidden_size", "n_embed"}, std::nullopt));
+        m.num_attention_heads = int(first_int({"num_attention_heads", "n_head"}, std::nullopt));
+        bool new_arch = r.boolean("new_decoder_architecture", type == "RefinedWeb");
+        bool multi_query = r.boolean("multi_query", type == "RefinedWebModel");
+        if (new_arch) m.num_kv_heads = int(first_int({"num_kv_heads", "n_head_kv"}, m.num_attention_heads));
+        else if (multi_query) m.num_kv_heads = 1;
+        else m.num_kv_heads = m.num_attention_heads;
+        r.ignore({"num_kv_heads", "n_head_kv"});
+        m.ffn_hidden_size = int(first_int({"ffn_hidden_size"}, std::int64_t(4) * m.hidden_size));
+        m.vocab_size = first_int({"vocab_size"}, std::nullopt);
+        m.seq_length = int(first_int({"max_position_embeddings"}, 2048));
+        m.activation = Activation::gelu;
+        m.norm = Norm::layernorm;
+        m.position_embedding = r.boolean("alibi", false) ? PositionEmbedding::learned : PositionEmbedding::rope;
+        m.tied_embeddings = r.boolean("tie_word_embeddings", true);
+        m.linear_bias = r.boolean("bias", false);
+        r.ignore({"parallel_attn", "num_ln_in_parallel_attn", "layer_norm_epsilon", "hidden_dropout",
+                  "attention_dropout"});
+    } else {  // llama, mistral, qwen2
+        m.num_layers = int(first_int({"num_hidden_layers"}, std::nullopt));
+        m.hidden_size = int(first_int({"hidden_size"}, std::nullopt));
+        m.num_attention_heads = int(first_int({"num_attention_heads"}, std::nullopt));
+        m.num_kv_heads = int(first_int({"num_key_value_heads"}, type == "mistral" ? 8 : m.num_attention_heads));
+        m.ffn_hidden_size = int(first_int({"intermediate_size"}, std::nullopt));
+        m.vocab_size = first_int({"vocab_size"}, std::nullopt);
+        m.seq_length = int(first_int({"max_position_embeddings"}, 4096));
+        std::string act = r.string("hidden_act", std::string("silu"));
+        m.activation = (act == "silu" || act == "swish") ? Activation::swiglu : Activation::gelu;
+        m.norm = Norm::rmsnorm;
+        m.position_embedding = PositionEmbedding::rope;
+        m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+        m.linear_bias = r.boolean("mlp_bias", false) && r.boolean("attention_bias", false);
+        // Qwen2 builds q/k/v with bias=True and has no config key for it (modeling_qwen2.py).
+        m.qkv_bias = type == "qwen2" || r.boolean("attention_bias", false);
+        r.ignore({"mlp_bias", "attention_bias"});
+    }
+    if (m.hidden_size % m.num_attention_heads != 0 && !r.has("head_dim"))
+        throw input_error(file, "hidden_size",
+                          fmt::format("a multiple of num_attention_heads ({})", m.num_attention_heads),
+                          std::to_string(m.hidden_size));
+    m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1));
+    // Everything else in a config.json (token ids, dropout, rope settings, dtype, ...) does not
+    // change the shape; do not warn about it.
+    for (auto it = j.begin(); it != j.end(); ++it) r.ignore({it.key().c_str()});
+    return m;
+}
+
+}  // namespace
+
+ModelSpec parse_model(const json& j, const std::string& file) {
+    if (!j.is_object()) throw input_error(file, "(top level)", "a JSON object describing a model", describe_json_value(j));
+    ModelSpec m = looks_like_huggingface(j) ? parse_huggingface(j, file) : parse_native(j, file);
+    validate_model(m, file);
+    return m;
+}
+
+void validate_model(const ModelSpec& m, const std::string& file) {
+    if (m.num_kv_heads > m.num_attention_heads || m.num_attention_heads % m.num_kv_heads != 0)
+        throw input_error(file, "num_kv_heads",
+                          fmt::format("a divisor of num_attention_heads ({})", m.num_attention_heads),
+                          std::to_string(m.num_kv_heads));
+    if (m.position_embedding == PositionEmbedding::learned && m.max_position_embeddings < 1)
+        throw input_error(file, "max_position_embeddings", "a positive size for the learned position table");
+}
+
+json to_json(const ModelSpec& m) {
+    json j = {{"name", m.name},
+              {"num_layers", m.num_layers},
+              {"hidden_size", m.hidden_size},
+              {"num_attention_heads", m.num_attention_heads},
+              {"num_kv_heads", m.num_kv_heads},
+              {"head_dim", m.head_dim},
+              {"ffn_hidden_size", m.ffn_hidden_size},
+              {"vocab_size", m.vocab_size},
+              {"seq_length", m.seq_length},
+              {"activation", to_string(m.activation)},
+              {"norm", to_string(m.norm)},
+              {"position_embedding", to_string(m.position_embedding)},
+              {"tied_embeddings", m.tied_embeddings},
+              {"linear_bias", m.linear_bias},
+              {"qkv_bias", m.qkv_bias}};
+    if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
+    return j;
+}
+
+}  // namespace tessel

@@ -1,0 +1,49 @@
+// ModelSpec: the shape of a decoder-only transformer, read from tessel's native JSON or from a
+// Hugging Face config.json (Llama, Mistral, Qwen2, GPT-2, GPT-NeoX, Falcon), detected by its keys.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/json_io.h"
+
+namespace tessel {
+
+enum class Activation { gelu, swiglu };
+enum class Norm { layernorm, rmsnorm };
+enum class PositionEmbedding { rope, learned };
+
+struct ModelSpec {
+    std::string name;
+    int num_layers = 0;
+    int hidden_size = 0;
+    int num_attention_heads = 0;
+    int num_kv_heads = 0;        // = num_attention_heads without grouped-query attention
+    int head_dim = 0;            // usually hidden_size / num_attention_heads
+    int ffn_hidden_size = 0;     // per projection; SwiGLU has two of these going up
+    std::int64_t vocab_size = 0;
+    int seq_length = 0;          // default training sequence length
+    Activation activation = Activation::gelu;
+    Norm norm = Norm::layernorm;
+    PositionEmbedding position_embedding = PositionEmbedding::learned;
+    bool tied_embeddings = false;
+    bool linear_bias = false;    // biases on every linear layer (GPT-2, GPT-NeoX)
+    bool qkv_bias = false;       // biases on Q, K, V only (Qwen2)
+    int max_position_embeddings = 0;  // rows of the learned position table (learned only)
+    std::string source;          // "native" or "huggingface:<model_type>"
+
+    int q_size() const { return num_attention_heads * head_dim; }
+    int kv_size() const { return num_kv_heads * head_dim; }
+};
+
+// Reads a model from parsed JSON; `file` names it in messages. Detects Hugging Face configs.
+ModelSpec parse_model(const json& j, const std::string& file);
+bool looks_like_huggingface(const json& j);
+// Checks the cross-field rules (heads divide, KV heads divide heads, ...); InputError otherwise.
+void validate_model(const ModelSpec& m, const std::string& file);
+json to_json(const ModelSpec& m);
+
+const char* to_string(Activation a);
+const char* to_string(Norm n);
+const char* to_string(PositionEmbedding p);
+
+}  // namespace tessel

@@ -1,0 +1,158 @@
+#include "core/plan.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tessel {
+
+Recompute parse_recompute(const std::string& s) {
+    if (s == "none") return Recompute::none;
+    if (s == "selective") return Recompute::selective;
+    if (s == "full") return Recompute::full;
+    throw InputError("recompute: expected one of none | selective | full, got \"" + s + "\"");
+}
+Schedule parse_schedule(const std::string& s) {
+    if (s == "gpipe") return Schedule::gpipe;
+    if (s == "1f1b") return Schedule::one_f_one_b;
+    if (s == "interleaved") return Schedule::interleaved;
+    throw InputError("schedule: expected one of gpipe | 1f1b | interleaved, got \"" + s + "\"");
+}
+Precision parse_precision(const std::string& s) {
+    if (s == "bf16") return Precision::bf16;
+    if (s == "fp16") return Precision::fp16;
+    if (s == "fp32") return Precision::fp32;
+    if (s == "fp8") return Precision::fp8;
+    throw InputError("precision: expected one of bf16 | fp16 | fp32 | fp8, got \"" + s + "\"");
+}
+
+std::string Plan::describe() const {
+    std::string s = fmt::format("tp{} pp{} dp{}", tp, pp, dp);
+    if (cp > 1) s += fmt::format(" cp{}", cp);
+    s += fmt::format(" zero{} mb{}", zero_stage, microbatch_size);
+    if (virtual_stages > 1) s += fmt::format(" v{}", virtual_stages);
+    if (sequence_parallel) s += " sp";
+    if (recompute != Recompute::none) s += fmt::format(" rc-{}", to_string(recompute));
+    return s;
+}
+
+Plan parse_plan(const json& j, const std::string& file) {
+    ObjectReader r(j, file);
+    Plan p;
+    p.tp = int(r.integer("tp", 1, 1, 1 << 16));
+    p.pp = int(r.integer("pp", 1, 1, 1 << 16));
+    p.dp = int(r.integer("dp", 1, 1, 1 << 24));
+    p.cp = int(r.integer("cp", 1, 1, 1 << 16));
+    p.zero_stage = int(r.integer("zero_stage", 0, 0, 3));
+    p.microbatch_size = int(r.integer("microbatch_size", 1, 1, 1 << 20));
+    p.global_batch_size = int(r.integer("global_batch_size", std::int64_t(p.dp) * p.microbatch_size, 1, 1 << 30));
+    p.seq_length = int(r.integer("seq_length", 2048, 1, 1 << 24));
+    p.virtual_stages = int(r.integer("virtual_stages", 1, 1, 1024));
+    p.sequence_parallel = r.boolean("sequence_parallel", false);
+    p.recompute = parse_recompute(r.choice("recompute", {"none", "selective", "full"}, std::string("none")));
+    std::string default_schedule = p.virtual_stages > 1 ? "interleaved" : "1f1b";
+    p.schedule = parse_schedule(r.choice("schedule", {"gpipe", "1f1b", "interleaved"}, default_schedule));
+    if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
+        throw input_error(file, "schedule", "\"interleaved\" when virtual_stages > 1",
+                          fmt::format("\"{}\" with virtual_stages {}", to_string(p.schedule), p.virtual_stages));
+    p.precision = parse_precision(r.choice("precision", {"bf16", "fp16", "fp32", "fp8"}, std::string("bf16")));
+    p.placement = r.string("placement", std::string("tp-cp-dp-pp"));
+    {
+        std::set<std::string> seen;
+        std::stringstream ss(p.placement);
+        std::string tok;
+        while (std::getline(ss, tok, '-')) {
+            if (tok != "tp" && tok != "cp" && tok != "dp" && tok != "pp")
+                throw input_error(file, "placement", "a '-'-joined order of tp, cp, dp and pp (e.g. \"tp-cp-dp-pp\")",
+                                  "\"" + p.placement + "\"");
+            seen.insert(tok);
+        }
+        if (seen.size() != 4)
+            throw input_error(file, "placement", "each of tp, cp, dp and pp exactly once", "\"" + p.placement + "\"");
+    }
+    r.ignore({"num_microbatches", "world_size", "description"});
+    r.finish();
+    return p;
+}
+
+json to_json(const Plan& p) {
+    return json{{"tp", p.tp},
+                {"pp", p.pp},
+                {"dp", p.dp},
+                {"cp", p.cp},
+                {"zero_stage", p.zero_stage},
+                {"microbatch_size", p.microbatch_size},
+                {"global_batch_size", p.global_batch_size},
+                {"seq_length", p.seq_length},
+                {"virtual_stages", p.virtual_stages},
+                {"sequence_parallel", p.sequence_parallel},
+                {"recompute", to_string(p.recompute)},
+                {"schedule", to_string(p.schedule)},
+                {"precision", to_string(p.precision)},
+                {"placement", p.placement}};
+}
+
+std::vector<int> layers_per_chunk(int num_layers, int pp, int v) {
+    const int chunks = pp * v;
+    std::vector<int> out(chunks, num_layers / chunks);
+    int extra = num_layers % chunks;
+    // Hand the remainder to the middle chunks, outward from the centre.
+    for (int k = 0; extra > 0; ++k) {
+        int idx = chunks / 2 + ((k % 2) ? -(k + 1) / 2 : k / 2);
+        idx = std::clamp(idx, 0, chunks - 1);
+        out[idx]++;
+        --extra;
+    }
+    return out;
+}
+
+void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std::string& file) {
+    if (world_size > 0 && p.world_size() != world_size)
+        throw input_error(file, "tp,pp,dp,cp",
+                          fmt::format("tp*pp*dp*cp equal to the world size {}", world_size),
+                          fmt::format("{}*{}*{}*{} = {}", p.tp, p.pp, p.dp, p.cp, p.world_size()));
+    if (m.num_attention_heads % p.tp != 0)
+        throw input_error(file, "tp", fmt::format("a divisor of the model's {} attention heads", m.num_attention_heads),
+                          std::to_string(p.tp));
+    if (m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
+        throw input_error(file, "tp", fmt::format("a divisor or multiple of the model's {} KV heads", m.num_kv_heads),
+                          std::to_string(p.tp));
+    if (m.ffn_hidden_size % p.tp != 0)
+        throw input_error(file, "tp", fmt::format("a divisor of ffn_hidden_size {}", m.ffn_hidden_size), std::to_string(p.tp));
+    if (p.pp * p.virtual_stages > m.num_layers)
+        throw input_error(file, "pp", fmt::format("pp*virtual_stages at most the model's {} layers", m.num_layers),
+                          fmt::format("{}*{}", p.pp, p.virtual_stages));
+    if (p.virtual_stages > 1 && m.num_layers % (p.pp * p.virtual_stages) != 0)
+        throw input_error(file, "virtual_stages",
+                          fmt::format("a count with pp*virtual_stages dividing the {} layers", m.num_layers),
+                          std::to_string(p.virtual_stages));
+    if (p.virtual_stages > 1 && p.pp < 2)
+        throw input_error(file, "virtual_stages", "1 unless pp > 1 (interleaving needs a pipeline)", std::to_string(p.virtual_stages));
+    if (p.global_batch_size % (p.dp * p.microbatch_size) != 0)
+        throw input_error(file, "global_batch_size",
+                          fmt::format("a multiple of dp*microbatch_size = {}*{}", p.dp, p.microbatch_size),
+                          std::to_string(p.global_batch_size));
+    if (p.schedule == Schedule::interleaved && p.num_microbatches() % p.pp != 0)
+        throw input_error(file, "global_batch_size",
+                          fmt::format("microbatches per step (global/(dp*microbatch) = {}) a multiple of pp {} for "
+                                      "the interleaved schedule (Megatron's rule)",
+                                      p.num_microbatches(), p.pp),
+                          std::to_string(p.global_batch_size));
+    if (p.cp > 1 && p.seq_length % (2 * p.cp) != 0)
+        throw input_error(file, "seq_length", fmt::format("a multiple of 2*cp = {}", 2 * p.cp), std::to_string(p.seq_length));
+    if (p.sequence_parallel && p.tp == 1)
+        throw input_error(file, "sequence_parallel", "false when tp = 1 (it splits the sequence over the TP group)", "true");
+    if (p.sequence_parallel && p.seq_length / p.cp % p.tp != 0)
+        throw input_error(file, "seq_length", fmt::format("divisible by tp {} with sequence parallelism", p.tp),
+                          std::to_string(p.seq_length));
+    if (m.position_embedding == PositionEmbedding::learned && p.seq_length > m.max_position_embeddings)
+        throw input_error(file, "seq_length",
+                          fmt::format("at most the model's {} learned positions", m.max_position_embeddings),
+                          std::to_string(p.seq_length));
+}
+
+}  // namespace tessel

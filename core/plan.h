@@ -1,0 +1,44 @@
+// Plan: one way to split a training step over a cluster — the JSON `plan` writes and
+// `simulate` / `run` read (DESIGN.md, "Plan").
+#pragma once
+#include <string>
+
+#include "core/json_io.h"
+#include "core/model_spec.h"
+#include "core/options.h"
+
+namespace tessel {
+
+struct Plan {
+    int tp = 1, pp = 1, dp = 1, cp = 1;
+    int zero_stage = 0;
+    int microbatch_size = 1;
+    int global_batch_size = 1;
+    int seq_length = 2048;
+    int virtual_stages = 1;  // model chunks per pipeline rank; > 1 implies the interleaved schedule
+    bool sequence_parallel = false;
+    Recompute recompute = Recompute::none;
+    Schedule schedule = Schedule::one_f_one_b;
+    Precision precision = Precision::bf16;
+    std::string placement = "tp-cp-dp-pp";  // innermost (packed inside a node first) to outermost
+
+    int world_size() const { return tp * pp * dp * cp; }
+    // Microbatches each pipeline runs per optimizer step (Megatron's num_microbatches).
+    int num_microbatches() const { return global_batch_size / (dp * microbatch_size); }
+    std::string describe() const;  // "tp8 pp8 dp16 zero1 mb1 ..."
+};
+
+Plan parse_plan(const json& j, const std::string& file);
+json to_json(const Plan& p);
+// Checks the plan against the model and a world size (0 = do not check the world size); throws
+// InputError naming `file`, the key and the rule.
+void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std::string& file);
+// Layers on each model chunk, first chunk first (len pp * virtual_stages); uneven splits give the
+// extra layers to the middle stages, which the first (embedding) and last (LM head) stages spare.
+std::vector<int> layers_per_chunk(int num_layers, int pp, int virtual_stages);
+
+Recompute parse_recompute(const std::string& s);
+Schedule parse_schedule(const std::string& s);
+Precision parse_precision(const std::string& s);
+
+}  // namespace tessel

@@ -1,0 +1,37 @@
+// Pipeline schedules as data: each pipeline rank's ordered list of forward and backward actions.
+// The simulator times these lists; the executor runs them. Chunk c on pipeline rank r holds model
+// stage c * pp + r (Megatron's interleaved assignment), so with one chunk, stage = rank.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+
+namespace tessel {
+
+enum class PipelineOp { forward, backward };
+
+struct PipelineAction {
+    PipelineOp op;
+    int microbatch;
+    int chunk;
+    bool operator==(const PipelineAction&) const = default;
+};
+
+using RankSchedule = std::vector<PipelineAction>;
+
+// One list per pipeline rank. GPipe: all forwards, then all backwards (last microbatch first).
+// 1F1B: pp - rank - 1 warm-up forwards, then one-forward-one-backward, then the cool-down.
+// Interleaved (virtual_stages > 1): Megatron's order with microbatch groups of pp; needs
+// num_microbatches % pp == 0.
+std::vector<RankSchedule> pipeline_schedule(Schedule schedule, int pp, int num_microbatches, int virtual_stages = 1);
+
+// Forwards a rank runs before its first backward (Megatron's get_pp_rank_microbatches).
+int warmup_forwards(Schedule schedule, int pp, int rank, int num_microbatches, int virtual_stages = 1);
+
+// The most microbatch activations a rank holds at once under the schedule (per chunk summed).
+int max_in_flight(const RankSchedule& actions);
+
+std::string to_string(const RankSchedule& actions);  // "F0 F1 B0 ..." with ".c" for chunks
+
+}  // namespace tessel

@@ -1,0 +1,61 @@
+// Topology: the cluster as a Boost.Graph — GPUs, each node's switch (NVSwitch, or the PCIe root
+// for a PCIe box), NICs, and one InfiniBand fabric vertex whose links carry the oversubscription.
+//
+//   gpu0 ─┐             gpu i ─► nic k (send) ─► fabric ─► nic k' (receive) ─► gpu j
+//   gpu1 ─┼─ switch      with k = i * nics / gpus over PCIe (rail-optimised wiring, as on DGX
+//   ...  ─┘  (NVLink)    boxes); every link is full duplex, one directed edge per direction.
+//
+// It answers "bandwidth and latency between these two ranks" and "the slowest link inside this
+// group of ranks" when every group of the same shape communicates at once.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "core/cluster_spec.h"
+
+namespace tessel {
+
+struct LinkInfo {
+    double bandwidth_GBps = 0;  // bottleneck one-direction bandwidth of the path
+    double latency_us = 0;      // summed over the path's hops
+    int hops = 0;
+};
+
+struct GroupLink {
+    double bandwidth_GBps = 0;  // per-rank ring bandwidth: the slowest link a ring through the group uses
+    double latency_us = 0;      // worst pairwise latency inside the group
+    int num_nodes = 0;          // nodes the group spans
+    int max_members_per_node = 0;
+    bool crosses_nodes() const { return num_nodes > 1; }
+};
+
+class Topology {
+public:
+    explicit Topology(const ClusterSpec& cluster);
+    ~Topology();
+    Topology(const Topology&) = delete;
+    Topology& operator=(const Topology&) = delete;
+
+    LinkInfo path(int rank_a, int rank_b) const;
+    GroupLink group(const std::vector<int>& ranks) const;
+
+    int node_of(int rank) const { return rank / gpus_per_node_; }
+    int num_ranks() const { return num_nodes_ * gpus_per_node_; }
+    std::size_t num_vertices() const;
+    std::size_t num_edges() const;
+    int materialized_nodes() const { return materialized_nodes_; }
+
+private:
+    struct Graph;
+    std::unique_ptr<Graph> graph_;
+    int num_nodes_, gpus_per_node_, materialized_nodes_, vertices_per_node_ = 0;
+    double nic_share_GBps_;  // NIC bandwidth per GPU when every GPU of a node sends at once
+    mutable std::mutex mutex_;
+    mutable std::map<std::tuple<int, int, bool>, LinkInfo> path_cache_;
+    int vertex_of(int rank) const;
+};
+
+}  // namespace tessel

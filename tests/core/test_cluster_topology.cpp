@@ -1,0 +1,65 @@
+// Cluster parsing and the topology graph's answers, derived by hand from the datasheet figures.
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "core/presets.h"
+#include "core/rank_groups.h"
+#include "core/topology.h"
+
+using namespace tessel;
+
+TEST(Cluster, PresetsParse) {
+    for (const auto& name : preset_names("clusters")) {
+        SCOPED_TRACE(name);
+        auto c = load_cluster(name);
+        EXPECT_GT(c.num_gpus(), 0);
+        EXPECT_GT(c.gpu.peak(Precision::bf16) + c.gpu.peak(Precision::fp32), 0);
+    }
+}
+
+TEST(Cluster, ResizeWholeNodes) {
+    auto c = load_cluster("dgx-a100");
+    EXPECT_EQ(resize_cluster(c, 384).num_nodes, 48);
+    EXPECT_EQ(resize_cluster(c, 4).gpus_per_node, 4);
+    EXPECT_THROW(resize_cluster(c, 12), InputError);
+    EXPECT_THROW(resize_cluster(c, -8), InputError);
+}
+
+TEST(Topology, PathsInsideAndAcrossNodes) {
+    Topology t(load_cluster("dgx-h100"));
+    auto in = t.path(0, 5);
+    EXPECT_DOUBLE_EQ(in.bandwidth_GBps, 450);  // NVLink4, one direction
+    EXPECT_DOUBLE_EQ(in.latency_us, 3);
+    auto across = t.path(3, 8 * 7 + 3);
+    EXPECT_DOUBLE_EQ(across.bandwidth_GBps, 50);  // one NDR NIC
+    EXPECT_DOUBLE_EQ(across.latency_us, 5);
+    EXPECT_EQ(t.num_vertices(), 128u * (8 + 1 + 2 * 8) + 1);  // GPUs, switch, NIC send/receive sides, fabric
+}
+
+TEST(Topology, GroupBottleneckUnderPlacement) {
+    auto c = load_cluster("dgx-a100");
+    Topology t(c);
+    ParallelSizes s{8, 1, 16, 1};  // tp 8 inside each node, dp 16 across nodes
+    auto tp = rank_groups("tp-cp-dp-pp", s, "tp");
+    auto dp = rank_groups("tp-cp-dp-pp", s, "dp");
+    EXPECT_DOUBLE_EQ(t.group(tp[0]).bandwidth_GBps, 300);
+    EXPECT_FALSE(t.group(tp[0]).crosses_nodes());
+    // One member per node: the ring gets one GPU's share of the NICs, 8 x 25 / 8.
+    EXPECT_DOUBLE_EQ(t.group(dp[0]).bandwidth_GBps, 25);
+    EXPECT_EQ(t.group(dp[0]).num_nodes, 16);
+    // Placing dp innermost puts the whole node in one dp group: 8 channels, 8 x 25 = 200 GB/s.
+    auto dp_inner = rank_groups("dp-tp-cp-pp", ParallelSizes{8, 1, 16, 1}, "dp");
+    EXPECT_DOUBLE_EQ(t.group(dp_inner[0]).bandwidth_GBps, 200);
+    EXPECT_EQ(t.group(dp_inner[0]).num_nodes, 2);
+}
+
+TEST(Topology, OversubscriptionAndPcie) {
+    auto c = load_cluster("pcie-a100");
+    Topology t(c);
+    EXPECT_DOUBLE_EQ(t.path(0, 1).bandwidth_GBps, 32);
+    // Two 25 GB/s NICs shared by eight GPUs.
+    EXPECT_DOUBLE_EQ(t.group({0, 8}).bandwidth_GBps, 2 * 25.0 / 8);
+    c.inter_node.oversubscription = 2.0;
+    Topology t2(c);
+    EXPECT_DOUBLE_EQ(t2.group({0, 8}).bandwidth_GBps, 2 * 25.0 / 8 / 2);
+}

@@ -1,0 +1,54 @@
+// Model parsing: native and Hugging Face configs, detected by their keys.
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "core/model_spec.h"
+#include "core/presets.h"
+
+using namespace tessel;
+
+TEST(ModelSpec, NativeDefaults) {
+    auto m = parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100})"), "t.json");
+    EXPECT_EQ(m.num_kv_heads, 4);
+    EXPECT_EQ(m.ffn_hidden_size, 256);  // DESIGN.md: 4 * hidden by default
+    EXPECT_EQ(m.head_dim, 16);
+    EXPECT_EQ(m.source, "native");
+}
+
+TEST(ModelSpec, HuggingFaceLlamaDetected) {
+    auto m = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3-8b-config.json");
+    EXPECT_EQ(m.source, "huggingface:llama");
+    EXPECT_EQ(m.num_layers, 32);
+    EXPECT_EQ(m.num_kv_heads, 8);
+    EXPECT_EQ(m.ffn_hidden_size, 14336);
+    EXPECT_EQ(m.activation, Activation::swiglu);
+    EXPECT_FALSE(m.tied_embeddings);
+}
+
+TEST(ModelSpec, HuggingFaceGpt2Keys) {
+    auto m = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/gpt2-config.json");
+    EXPECT_EQ(m.num_layers, 12);
+    EXPECT_EQ(m.hidden_size, 768);
+    EXPECT_EQ(m.max_position_embeddings, 1024);
+    EXPECT_TRUE(m.tied_embeddings);
+    EXPECT_TRUE(m.linear_bias);
+}
+
+TEST(ModelSpec, UnsupportedArchitectureSaysWhichAre) {
+    try {
+        load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/mamba-config.json");
+        FAIL();
+    } catch (const InputError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("model_type"), std::string::npos) << m;
+        EXPECT_NE(m.find("llama"), std::string::npos) << m;
+        EXPECT_NE(m.find("mamba"), std::string::npos) << m;
+    }
+}
+
+TEST(ModelSpec, InconsistentShapesRejected) {
+    EXPECT_THROW(parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 65, "num_attention_heads": 4, "vocab_size": 100})"), "t"), InputError);
+    EXPECT_THROW(parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_kv_heads": 3, "vocab_size": 100})"), "t"), InputError);
+    EXPECT_THROW(parse_model(json::parse(R"({"num_layers": 0, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100})"), "t"), InputError);
+    EXPECT_THROW(parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "activation": "relu"})"), "t"), InputError);
+}

@@ -1,0 +1,46 @@
+// Plan parsing and the divisibility rules Megatron enforces.
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "core/plan.h"
+#include "core/presets.h"
+
+using namespace tessel;
+
+TEST(Plan, RoundTripsThroughJson) {
+    Plan p;
+    p.tp = 8, p.pp = 8, p.dp = 16, p.zero_stage = 1, p.global_batch_size = 1536, p.virtual_stages = 2;
+    p.schedule = Schedule::interleaved, p.sequence_parallel = true, p.recompute = Recompute::selective;
+    Plan q = parse_plan(to_json(p), "p.json");
+    EXPECT_EQ(to_json(q), to_json(p));
+    EXPECT_EQ(q.num_microbatches(), 1536 / 16);
+}
+
+TEST(Plan, RulesNameTheKey) {
+    auto m = load_model("llama3-8b");
+    Plan p;
+    p.tp = 3;
+    try {
+        validate_plan(p, m, 0, "p.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("key 'tp'"), std::string::npos) << e.what();
+    }
+    p.tp = 2, p.dp = 4, p.microbatch_size = 3, p.global_batch_size = 16;
+    EXPECT_THROW(validate_plan(p, m, 8, "p.json"), InputError);  // 16 % 12 != 0
+    p.microbatch_size = 2;
+    EXPECT_NO_THROW(validate_plan(p, m, 8, "p.json"));
+    EXPECT_THROW(validate_plan(p, m, 16, "p.json"), InputError);  // world size mismatch
+    EXPECT_THROW(parse_plan(json::parse(R"({"virtual_stages": 2, "schedule": "1f1b"})"), "p"), InputError);
+    EXPECT_THROW(parse_plan(json::parse(R"({"placement": "tp-dp-pp"})"), "p"), InputError);
+    EXPECT_THROW(parse_plan(json::parse(R"({"tp": 0})"), "p"), InputError);
+}
+
+TEST(Plan, UnevenLayersGoToMiddleStages) {
+    auto l = layers_per_chunk(30, 4, 1);
+    int sum = 0;
+    for (int x : l) sum += x;
+    EXPECT_EQ(sum, 30);
+    EXPECT_EQ(l.front(), 7);
+    EXPECT_EQ(l.back(), 7);
+}
