@@ -1,0 +1,47 @@
+#include "tests/cli/run_tessel.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace {
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+}  // namespace
+
+std::string temp_dir(const std::string& name) {
+    auto dir = std::filesystem::temp_directory_path() / ("tessel_cli_" + name);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir.string();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+}
+
+TesselRun run_tessel(const std::vector<std::string>& args, int timeout_s) {
+    static int counter = 0;
+    const std::string dir = temp_dir("capture_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::string cmd = "timeout " + std::to_string(timeout_s) + " " + quote(TESSEL_BINARY);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " > " + dir + "/out 2> " + dir + "/err < /dev/null";
+    int status = std::system(cmd.c_str());
+    TesselRun r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(dir + "/out");
+    r.err = slurp(dir + "/err");
+    std::filesystem::remove_all(dir);
+    return r;
+}

@@ -1,0 +1,70 @@
+// End-to-end: the binary's exit codes and messages for good and bad input (DESIGN.md, CLI).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/accounting.h"
+#include "core/json_io.h"
+#include "core/presets.h"
+#include "tests/cli/run_tessel.h"
+
+using tessel::json;
+
+TEST(Cli, InspectJsonMatchesHandCount) {
+    auto r = run_tessel({"inspect", "--model", "gpt2-124m", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = json::parse(r.out);
+    // GPT-2 small by hand: V h + P h + 2h + L (12 h^2 + 13 h).
+    EXPECT_EQ(j["parameters"].get<long long>(), 50257LL * 768 + 1024LL * 768 + 2 * 768 + 12 * (12LL * 768 * 768 + 13 * 768));
+    EXPECT_EQ(j["embedding_parameters"].get<long long>() + j["non_embedding_parameters"].get<long long>(),
+              j["parameters"].get<long long>());
+    EXPECT_TRUE(j.contains("flops_per_token"));
+    EXPECT_TRUE(j.contains("layer_shapes"));
+}
+
+TEST(Cli, InspectHuggingFaceConfig) {
+    auto r = run_tessel({"inspect", "--model", std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3-8b-config.json", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["parameters"].get<long long>(), 8030261248LL);
+}
+
+TEST(Cli, MalformedJsonExitsTwoNamingTheFile) {
+    auto dir = temp_dir("malformed");
+    auto path = dir + "/broken-model.json";
+    write_text(path, "{\"num_layers\": 2, \"hidden_size\": ");
+    auto r = run_tessel({"inspect", "--model", path});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("broken-model.json"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("malformed JSON"), std::string::npos) << r.err;
+}
+
+TEST(Cli, WrongTypeNamesTheKey) {
+    auto dir = temp_dir("wrongtype");
+    auto path = dir + "/m.json";
+    write_text(path, R"({"num_layers": "twelve", "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10})");
+    auto r = run_tessel({"inspect", "--model", path});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("m.json: key 'num_layers': expected an integer"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownPresetListsPresets) {
+    auto r = run_tessel({"inspect", "--model", "gpt5"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("unknown model preset 'gpt5'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("llama3-8b"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownFlagAndMissingFileExitTwo) {
+    EXPECT_EQ(run_tessel({"inspect", "--model", "gpt2-124m", "--frobnicate"}).exit_code, 2);
+    auto r = run_tessel({"inspect", "--model", "no/such/model.json"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("no/such/model.json: no such file"), std::string::npos) << r.err;
+}
+
+TEST(Cli, HelpHasAnExamplePerSubcommand) {
+    for (const char* cmd : {"inspect", "plan", "simulate", "validate", "run", "calibrate", "compare", "report"}) {
+        auto r = run_tessel({cmd, "--help"});
+        EXPECT_EQ(r.exit_code, 0) << cmd;
+        EXPECT_NE(r.out.find("Example"), std::string::npos) << cmd << ":\n" << r.out;
+    }
+}
