@@ -1,13 +1,83 @@
-// tessel simulate: placeholder until its issue lands; says so and exits 1.
+// tessel simulate: predict one plan's step time, bubble, exposed communication, memory and MFU,
+// and optionally draw its schedule as a Chrome/Perfetto trace.
+#include <iostream>
+
+#include <fmt/format.h>
+
 #include "cli/commands.h"
-#include "core/errors.h"
+#include "cli/common.h"
+#include "core/presets.h"
+#include "simulator/simulate.h"
 
 namespace tessel::cli {
 
+namespace {
+struct SimulateArgs {
+    std::string model, cluster;
+    std::optional<long long> gpus;
+    PlanFlags plan;
+    std::string trace_file, json_file;
+    double memory_headroom = 0.0;
+};
+
+void print_table(const SimulationResult& r) {
+    const auto& t = r.time_s;
+    const auto& g = r.memory_GiB;
+    fmt::print("{} on {} x {} ({})\n", r.model_name, r.num_gpus, r.cluster_name, r.plan.describe());
+    fmt::print("  schedule {}, {} microbatches per step, precision {}\n", to_string(r.plan.schedule),
+               r.plan.num_microbatches(), to_string(r.plan.precision));
+    fmt::print("step time        {:>10.4f} s\n", r.step_time_s);
+    fmt::print("tokens/s         {:>10.0f}   ({:.0f} per GPU)\n", r.tokens_per_s, r.tokens_per_s / r.num_gpus);
+    fmt::print("MFU / HFU        {:>9.1f}% / {:.1f}%   ({:.1f} / {:.1f} TFLOP/s per GPU)\n", 100 * r.mfu, 100 * r.hfu,
+               r.model_tflops_per_gpu, r.hardware_tflops_per_gpu);
+    fmt::print("time on pipeline rank {} (the last to finish):\n", r.critical_rank);
+    auto row = [&](const char* name, double s) {
+        fmt::print("  {:<26} {:>10.4f} s  {:>5.1f}%\n", name, s, r.step_time_s > 0 ? 100 * s / r.step_time_s : 0.0);
+    };
+    row("compute", t.compute);
+    row("recompute", t.recompute);
+    row("pipeline bubble", t.bubble);
+    row("TP comm (exposed)", t.tp_comm_exposed);
+    row("CP comm (exposed)", t.cp_comm_exposed);
+    row("PP comm (exposed)", t.pp_comm_exposed);
+    row("DP comm (exposed)", t.dp_comm_exposed);
+    row("optimizer", t.optimizer);
+    fmt::print("memory per GPU (GiB): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, activations {:.2f}, "
+               "buffers {:.2f}; peak {:.2f} -> {}\n",
+               g.weights, g.gradients, g.optimizer, g.activations, g.buffers, g.peak, r.fits ? "fits" : "DOES NOT FIT");
+    for (const auto& n : r.notes) fmt::print("note: {}\n", n);
+}
+
+void run_simulate(const SimulateArgs& a) {
+    ModelSpec m = load_model(a.model);
+    ClusterSpec c = resolve_cluster(a.cluster, a.gpus);
+    Plan p = resolve_plan(a.plan, m, c.num_gpus());
+    SimulateOptions o;
+    o.record_trace = !a.trace_file.empty();
+    o.memory_headroom = a.memory_headroom;
+    SimulationResult r = simulate(m, c, p, o);
+    print_table(r);
+    if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
+    if (!a.trace_file.empty()) write_output(a.trace_file, to_chrome_trace(r).dump() + "\n");
+}
+}  // namespace
+
 void add_simulate(CLI::App& app) {
-    auto* cmd = app.add_subcommand("simulate", "(not built yet)");
-    cmd->allow_extras();
-    cmd->callback([] { throw RuntimeError("tessel simulate is not built yet"); });
+    auto args = std::make_shared<SimulateArgs>();
+    auto* cmd = app.add_subcommand("simulate", "Predict one plan: step time, bubble, exposed communication, memory, MFU");
+    cmd->footer(
+        "Example: tessel simulate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 16 "
+        "--microbatch-size 1 --global-batch-size 1536 --virtual-stages 2 --sequence-parallel true "
+        "--recompute selective --trace trace.json --json result.json");
+    cmd->add_option("--model", args->model, "preset name or path (native JSON or Hugging Face config.json)")->required();
+    cmd->add_option("--cluster", args->cluster, "preset name or path")->required();
+    cmd->add_option("--gpus", args->gpus, "resize the cluster to N GPUs (default: tp*pp*dp*cp of the plan fills it)");
+    add_plan_flags(*cmd, args->plan, false);
+    cmd->add_option("--trace", args->trace_file, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
+    cmd->add_option("--json", args->json_file, "write the simulation result as JSON ('-' for stdout)");
+    cmd->add_option("--memory-headroom", args->memory_headroom, "fraction of GPU memory kept free when judging fit")
+        ->check(CLI::Range(0.0, 0.9));
+    cmd->callback([args] { run_simulate(*args); });
 }
 
 }  // namespace tessel::cli

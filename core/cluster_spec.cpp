@@ -34,6 +34,8 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
     peaks.finish();
     if (!c.gpu.peak_tflops.count(Precision::bf16) && !c.gpu.peak_tflops.count(Precision::fp32))
         throw input_error(file, "gpu.peak_tflops", "at least a \"bf16\" or \"fp32\" peak in TFLOP/s");
+    c.gpu.sm_count = int(g.integer("sm_count", 0, 0, 1 << 16));
+    c.gpu.matmul_efficiency = g.number("matmul_efficiency", 0.0, 0.0, 1.0, false);
     g.finish();
 
     if (auto in = r.optional_object("intra_node")) {
@@ -87,6 +89,8 @@ json to_json(const ClusterSpec& c) {
                 {"latency_us", c.inter_node.latency_us},
                 {"oversubscription", c.inter_node.oversubscription}}},
               {"price_per_gpu_hour", c.price_per_gpu_hour}};
+    if (c.gpu.sm_count > 0) j["gpu"]["sm_count"] = c.gpu.sm_count;
+    if (c.gpu.matmul_efficiency > 0) j["gpu"]["matmul_efficiency"] = c.gpu.matmul_efficiency;
     if (c.profile) j["profile"] = *c.profile;
     return j;
 }

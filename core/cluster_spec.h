@@ -15,6 +15,12 @@ struct GpuSpec {
     double memory_GiB = 0;
     double memory_bandwidth_GBps = 0;
     std::map<Precision, double> peak_tflops;  // dense tensor-core peaks
+    // Optional physical keys the simulator's cost models use (0 = unknown: the simulator's
+    // defaults apply). sm_count: streaming multiprocessors, for wave quantization of GEMM tiles.
+    // matmul_efficiency: the fraction of the bf16 peak a large, well-shaped GEMM reaches with
+    // the vendor BLAS (a measured ceiling, e.g. Bekman's "maximum achievable matmul FLOPS").
+    int sm_count = 0;
+    double matmul_efficiency = 0;
     double peak(Precision p) const;
 };
 

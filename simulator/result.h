@@ -19,6 +19,7 @@ struct MemoryBreakdown {
 struct TimeBreakdown {
     double compute = 0, recompute = 0, bubble = 0, tp_comm_exposed = 0, pp_comm_exposed = 0,
            dp_comm_exposed = 0, optimizer = 0;
+    double cp_comm_exposed = 0;  // context-parallel ring exchange not hidden behind attention
 };
 
 // One span on a timeline track (Chrome trace "X" event).
@@ -40,6 +41,7 @@ struct SimulationResult {
     Plan plan;
     std::string model_name, cluster_name;
     int num_gpus = 0;
+    int critical_rank = 0;              // pipeline rank whose timeline the breakdown follows
     std::vector<std::string> notes;     // why it does not fit, what dominates
     std::vector<TraceEvent> trace;      // filled only when asked for
 };

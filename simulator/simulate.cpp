@@ -1,82 +1,263 @@
-// First analytic version of the simulator entry points; the event-driven schedule replaces the
-// closed-form step time as the folder grows.
+// The simulator's entry points: cost the blocks of each stage, lay the schedule out event by
+// event, and read the step's breakdown off the rank that finishes last.
 #include "simulator/simulate.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "core/accounting.h"
-#include "core/schedule.h"
+#include "core/errors.h"
+#include "core/rank_groups.h"
+#include "core/topology.h"
 #include "core/units.h"
+#include "simulator/comm_cost.h"
+#include "simulator/compute_cost.h"
+#include "simulator/hardware_efficiency.h"
+#include "simulator/layer_cost.h"
+#include "simulator/memory_model.h"
+#include "simulator/pipeline_sim.h"
 
 namespace tessel {
 
 namespace {
-// Fraction of peak a large GEMM reaches (cuBLAS, bf16); refined per shape later.
-constexpr double kGemmEfficiency = 0.8;
 
-double bytes_per_param(Precision p) { return double(bytes_per_element(p)); }
-}  // namespace
+double element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 
-MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
-    (void)c;
-    MemoryBreakdown mem;
-    const auto params = count_parameters(m);
-    const double per_stage = double(params.total) / (p.tp * p.pp);
-    const double w = bytes_per_param(p.precision);
-    const double shard = double(p.dp) * p.cp;
-    mem.weights = per_stage * w / (p.zero_stage >= 3 ? shard : 1.0) / units::GiB;
-    mem.gradients = per_stage * w / (p.zero_stage >= 2 ? shard : 1.0) / units::GiB;
-    mem.optimizer = per_stage * 12.0 / (p.zero_stage >= 1 ? shard : 1.0) / units::GiB;
-    const double s = p.seq_length / double(p.cp), b = p.microbatch_size, h = m.hidden_size, a = m.num_attention_heads;
-    const double t = p.tp;
-    double per_layer = p.sequence_parallel ? s * b * h / t * 34.0 : s * b * h * (10.0 + 24.0 / t);
-    if (p.recompute == Recompute::none) per_layer += 5.0 * a * s * s * b / t;
-    if (p.recompute == Recompute::full) per_layer = 2.0 * s * b * h / (p.sequence_parallel ? t : 1.0);
-    const auto sched = pipeline_schedule(p.schedule, p.pp, p.num_microbatches(), p.virtual_stages);
-    const int in_flight = max_in_flight(sched[0]);
-    const double layers_per_chunk = double(m.num_layers) / (p.pp * p.virtual_stages);
-    mem.activations = per_layer * layers_per_chunk * in_flight / units::GiB;
-    mem.buffers = 1.0;
-    mem.peak = mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.buffers;
-    return mem;
+// The ranks of one group: vary `dims` around the coordinates of `base`.
+std::vector<int> group_ranks(const RankCoords& base, const Plan& p, std::initializer_list<const char*> dims) {
+    const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
+    std::vector<RankCoords> coords{base};
+    for (const char* d : dims) {
+        std::vector<RankCoords> grown;
+        const std::string dim = d;
+        const int n = dim == "tp" ? p.tp : dim == "cp" ? p.cp : dim == "dp" ? p.dp : p.pp;
+        for (const auto& c : coords)
+            for (int i = 0; i < n; ++i) {
+                RankCoords x = c;
+                (dim == "tp" ? x.tp : dim == "cp" ? x.cp : dim == "dp" ? x.dp : x.pp) = i;
+                grown.push_back(x);
+            }
+        coords = std::move(grown);
+    }
+    std::vector<int> ranks;
+    ranks.reserve(coords.size());
+    for (const auto& c : coords) ranks.push_back(rank_of(c, p.placement, sizes));
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
 }
 
+// The blocks a model stage runs, in forward order.
+std::vector<const BlockCost*> stage_blocks(const BlockModels& b, int stage, int stages, int layers) {
+    std::vector<const BlockCost*> out;
+    if (stage == 0) out.push_back(&b.embedding);
+    for (int i = 0; i < layers; ++i) out.push_back(&b.layer);
+    if (stage == stages - 1) out.push_back(&b.head);
+    return out;
+}
+
+// Times one pass over a stage's blocks. Under ZeRO-3 each block's weights are all-gathered first
+// (the next block's gather prefetched while this one computes) and, in the backward pass, its
+// gradients reduce-scattered after it; the communication stream runs beside compute.
+ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* zero3,
+                      double weight_bytes, double grad_bytes) {
+    ActionParts parts;
+    std::vector<double> work;
+    work.reserve(blocks.size());
+    auto add = [&](const BlockCost& b) {
+        const PassCost& pass = forward ? b.forward : b.backward;
+        parts.compute += pass.compute_s;
+        parts.tp_comm += pass.tp_comm_s;
+        parts.cp_comm += pass.cp_comm_s;
+        double w = pass.total();
+        if (!forward) {
+            parts.recompute += b.recompute.compute_s;
+            parts.tp_comm += b.recompute.tp_comm_s;
+            parts.cp_comm += b.recompute.cp_comm_s;
+            w += b.recompute.total();
+        }
+        work.push_back(w);
+    };
+    if (forward)
+        for (const BlockCost* b : blocks) add(*b);
+    else
+        for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) add(**it);
+    if (!zero3) return parts;
+
+    double comm_free = 0, compute_free = 0, prev_start = 0;
+    const std::size_t n = work.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const BlockCost& b = forward ? *blocks[i] : *blocks[n - 1 - i];
+        const double gather = collective_time(Collective::all_gather, b.parameters * weight_bytes, *zero3);
+        const double gather_start = std::max(comm_free, i == 0 ? 0.0 : prev_start);
+        comm_free = gather_start + gather;
+        const double start = std::max(compute_free, comm_free);
+        compute_free = start + work[i];
+        prev_start = start;
+        if (!forward) {
+            const double scatter = collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *zero3);
+            comm_free = std::max(comm_free, compute_free) + scatter;
+        }
+    }
+    double total_work = 0;
+    for (double w : work) total_work += w;
+    parts.dp_comm = std::max(compute_free, comm_free) - total_work;
+    return parts;
+}
+
+}  // namespace
+
 double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
+    const HardwareEfficiency e = hardware_efficiency(c);
+    const double best = std::max({e.gemm_max_efficiency, e.attention_forward_efficiency, e.attention_backward_efficiency});
     const auto f = flops_per_token(m, p.seq_length, p.recompute);
     const double tokens = double(p.global_batch_size) * p.seq_length;
-    const double per_gpu = f.hardware * tokens / p.world_size();
-    const double compute = per_gpu / (c.gpu.peak(p.precision) * units::TFLOP);
-    const int mb = p.num_microbatches();
+    const double work = f.hardware * tokens / p.world_size() / (c.gpu.peak(p.precision) * units::TFLOP * best);
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
-    const double bubble = double(p.pp - 1) / (double(v) * mb);
-    return compute * (1.0 + bubble);
+    // Balanced stages idle (p-1)/(v m) of the busy time filling and draining the pipeline.
+    return work * (1.0 + double(p.pp - 1) / (double(v) * p.num_microbatches()));
 }
 
 SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
+    if (p.world_size() > c.num_gpus())
+        throw InputError(fmt::format("plan needs {} GPUs (tp*pp*dp*cp) but cluster '{}' has {}", p.world_size(), c.name,
+                                     c.num_gpus()));
     SimulationResult r;
     r.plan = p;
     r.model_name = m.name;
     r.cluster_name = c.name;
     r.num_gpus = p.world_size();
+
+    // ---- memory ----
     r.memory_GiB = estimate_memory(m, c, p);
-    r.fits = r.memory_GiB.peak <= c.gpu.memory_GiB * (1.0 - o.memory_headroom);
-    if (!r.fits) r.notes.push_back("does not fit in GPU memory");
+    const double available = c.gpu.memory_GiB * (1.0 - o.memory_headroom);
+    r.fits = r.memory_GiB.peak <= available;
+    if (!r.fits)
+        r.notes.push_back(fmt::format("does not fit: {:.1f} GiB per GPU needed (weights {:.1f}, gradients {:.1f}, optimizer "
+                                      "{:.1f}, activations {:.1f}, buffers {:.1f}) but {:.1f} GiB available",
+                                      r.memory_GiB.peak, r.memory_GiB.weights, r.memory_GiB.gradients, r.memory_GiB.optimizer,
+                                      r.memory_GiB.activations, r.memory_GiB.buffers, available));
+
+    // ---- groups, for one representative GPU per pipeline rank ----
+    const HardwareEfficiency eff = hardware_efficiency(c);
+    const ComputeModel gpu(c.gpu, eff, p.precision);
+    const Topology topo(c);
+    const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
+    const CommGroup tp_group = make_comm_group(topo, group_ranks({}, p, {"tp"}), eff);
+    const CommGroup cp_group = make_comm_group(topo, group_ranks({}, p, {"cp"}), eff);
+    const CommGroup shard_group = make_comm_group(topo, group_ranks({}, p, {"cp", "dp"}), eff);
+    const int shard = p.dp * p.cp;
+
+    OverlapOptions overlap;
+    overlap.tp_comm_overlap = o.tp_comm_overlap;
+    const BlockModels blocks = block_models(m, p, gpu, tp_group, cp_group, overlap);
+
+    // ---- each stage's forward and backward ----
+    const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
+    const int stages = p.pp * v;
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
+    const double E = element_bytes(p.precision);
+    const double grad_bytes = o.grad_reduce_in_fp32 ? 4.0 : E;
+    const CommGroup* zero3 = p.zero_stage >= 3 && shard > 1 ? &shard_group : nullptr;
+
+    PipelineInput in;
+    in.schedule = p.schedule;
+    in.pp = p.pp;
+    in.virtual_stages = v;
+    in.microbatches = p.num_microbatches();
+    in.layers = layers;
+    in.overlap_grad_reduce = o.overlap_grad_reduce;
+    in.record_trace = o.record_trace;
+    in.forward.resize(stages);
+    in.backward.resize(stages);
+    in.send_forward_s.assign(stages, 0.0);
+    in.send_backward_s.assign(stages, 0.0);
+    if (p.zero_stage < 3 && shard > 1) in.buckets_s.resize(stages);
+    // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks
+    // (sequence parallelism, or Megatron's scatter/gather of the replicated tensor).
+    const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
+    for (int s = 0; s < stages; ++s) {
+        const auto list = stage_blocks(blocks, s, stages, layers[s]);
+        in.forward[s] = time_pass(list, true, zero3, E, grad_bytes);
+        in.backward[s] = time_pass(list, false, zero3, E, grad_bytes);
+        const int rank = s % p.pp;
+        const int to = (s + 1) % p.pp;
+        if (s + 1 < stages) {
+            RankCoords a, b;
+            a.pp = rank;
+            b.pp = to;
+            const CommGroup link = make_p2p_link(topo, rank_of(a, p.placement, sizes), rank_of(b, p.placement, sizes), eff);
+            const double t = collective_time(Collective::send_recv, boundary_bytes, link);
+            in.send_forward_s[s] = t;
+            in.send_backward_s[s + 1] = t;
+        }
+        if (!in.buckets_s.empty()) {
+            double params = 0;
+            for (const BlockCost* b : list) params += b->parameters;
+            const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
+            const Collective reduce = p.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+            in.buckets_s[s].assign(nb, collective_time(reduce, params / nb * grad_bytes, shard_group));
+        }
+    }
+
+    // ---- after the backward: tied-embedding sync, ZeRO parameter gather, optimizer ----
+    in.after_comm_s.assign(p.pp, 0.0);
+    in.optimizer_s.assign(p.pp, 0.0);
+    for (int rank = 0; rank < p.pp; ++rank) {
+        const double params = parameters_on_rank(m, p, rank);
+        in.optimizer_s[rank] = optimizer_time(p.zero_stage >= 1 ? params / shard : params, p.precision, gpu);
+        if (m.tied_embeddings && p.pp > 1 && (rank == 0 || rank == p.pp - 1)) {
+            RankCoords first, last;
+            last.pp = p.pp - 1;
+            const CommGroup ends = make_comm_group(
+                topo, {rank_of(first, p.placement, sizes), rank_of(last, p.placement, sizes)}, eff);
+            in.after_comm_s[rank] += collective_time(Collective::all_reduce, blocks.embedding.parameters * grad_bytes, ends);
+        }
+        if (p.zero_stage >= 1 && p.zero_stage <= 2 && shard > 1) {
+            const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
+            const double gather = nb * collective_time(Collective::all_gather, params / nb * E, shard_group);
+            // Overlapped with the next step's forward, only the first bucket's gather waits.
+            in.after_comm_s[rank] += o.overlap_param_gather ? gather / nb : gather;
+        }
+    }
+
+    const PipelineOutput sim = simulate_pipeline(in);
+
+    // ---- the breakdown of the rank that finishes last ----
+    const RankTimeline& tl = sim.ranks[sim.critical_rank];
+    r.critical_rank = sim.critical_rank;
+    r.step_time_s = sim.step_s;
+    TimeBreakdown& t = r.time_s;
+    t.compute = tl.parts.compute;
+    t.recompute = tl.parts.recompute;
+    t.tp_comm_exposed = tl.parts.tp_comm;
+    t.cp_comm_exposed = tl.parts.cp_comm;
+    t.bubble = tl.bubble_s;
+    t.pp_comm_exposed = tl.pp_wait_s;
+    t.dp_comm_exposed = tl.parts.dp_comm + (tl.dp_end_s - tl.compute_end_s) + in.after_comm_s[sim.critical_rank];
+    t.optimizer = in.optimizer_s[sim.critical_rank];
+    r.trace = sim.trace;
+
     const auto f = flops_per_token(m, p.seq_length, p.recompute);
     const double tokens = double(p.global_batch_size) * p.seq_length;
     const double peak = c.gpu.peak(p.precision) * units::TFLOP;
-    const double compute = f.model * tokens / p.world_size() / (peak * kGemmEfficiency);
-    const double recompute = (f.hardware - f.model) * tokens / p.world_size() / (peak * kGemmEfficiency);
-    const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
-    const double bubble = (compute + recompute) * double(p.pp - 1) / (double(v) * p.num_microbatches());
-    r.time_s.compute = compute;
-    r.time_s.recompute = recompute;
-    r.time_s.bubble = bubble;
-    r.step_time_s = compute + recompute + bubble;
     r.tokens_per_s = tokens / r.step_time_s;
     r.model_tflops_per_gpu = f.model * tokens / p.world_size() / r.step_time_s / units::TFLOP;
     r.hardware_tflops_per_gpu = f.hardware * tokens / p.world_size() / r.step_time_s / units::TFLOP;
     r.mfu = r.model_tflops_per_gpu * units::TFLOP / peak;
     r.hfu = r.hardware_tflops_per_gpu * units::TFLOP / peak;
+
+    // What dominates the time that is not compute.
+    const std::pair<const char*, double> overheads[] = {
+        {"pipeline bubble", t.bubble},          {"tensor-parallel communication", t.tp_comm_exposed},
+        {"data-parallel communication", t.dp_comm_exposed}, {"pipeline communication", t.pp_comm_exposed},
+        {"recomputation", t.recompute},         {"context-parallel communication", t.cp_comm_exposed},
+        {"optimizer step", t.optimizer}};
+    const auto* top = std::max_element(std::begin(overheads), std::end(overheads),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top->second > 0)
+        r.notes.push_back(fmt::format("largest overhead: {} ({:.1f}% of the step)", top->first, 100.0 * top->second / r.step_time_s));
     return r;
 }
 

@@ -10,6 +10,13 @@ namespace tessel {
 struct SimulateOptions {
     bool record_trace = false;
     double memory_headroom = 0.0;  // fraction of GPU memory kept free when judging `fits`
+    // Framework features, named after the Megatron-LM flags that switch them on; the defaults are
+    // what a current Megatron-Core or FSDP run does out of the box.
+    bool overlap_grad_reduce = true;    // gradient buckets reduce during the backward pass
+    bool overlap_param_gather = true;   // ZeRO-1/2 parameter all-gather hides in the next forward
+    bool tp_comm_overlap = false;       // TP collectives run beside their GEMMs (Transformer Engine)
+    bool grad_reduce_in_fp32 = false;   // gradients travel as fp32 (Megatron's bf16 default) instead of 16-bit
+    double grad_bucket_parameters = 40e6;  // Megatron DDP's default bucket (40M parameters)
 };
 
 // Memory per GPU by the ZeRO stage, recompute mode, sequence parallelism and the microbatches

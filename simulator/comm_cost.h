@@ -1,0 +1,33 @@
+// α–β costs of collectives over the topology: the bandwidth term is S x busbw-factor / bw, with
+// bw the group's ring bandwidth under concurrent use (Topology::group) scaled by NCCL's reachable
+// fraction of the link; the latency term counts the ring's steps (or the tree's depth).
+#pragma once
+#include <vector>
+
+#include "core/topology.h"
+#include "simulator/collectives.h"
+#include "simulator/hardware_efficiency.h"
+
+namespace tessel {
+
+// What a collective needs to know about its group.
+struct CommGroup {
+    int size = 1;
+    double bandwidth_Bps = 0;   // per-rank bus bandwidth NCCL reaches (link x efficiency), bytes/s
+    double hop_latency_s = 0;   // one step between neighbours (the group's worst pairwise latency)
+    int num_nodes = 1;
+    int members_per_node = 1;
+    double call_latency_s = 0;  // fixed cost of one collective call
+};
+
+CommGroup make_comm_group(const Topology& topo, const std::vector<int>& ranks, const HardwareEfficiency& e);
+// A point-to-point link between two ranks.
+CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEfficiency& e);
+
+// Seconds for one collective on `bytes` = S as nccl-tests defines it (see collectives.h).
+// All-reduce takes the faster of a ring and, across several nodes, NCCL's double binary tree.
+double collective_time(Collective c, double bytes, const CommGroup& g);
+double ring_all_reduce_time(double bytes, const CommGroup& g);
+double tree_all_reduce_time(double bytes, const CommGroup& g);
+
+}  // namespace tessel

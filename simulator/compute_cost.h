@@ -1,0 +1,53 @@
+// Time of one kernel on one GPU: max(FLOPs / (peak x efficiency), bytes / (HBM bandwidth x
+// efficiency)) + a fixed cost per kernel. A GEMM's efficiency depends on its shape: the output is
+// cut into tiles that run in waves over the SMs (a last, partly filled wave idles the rest; tiles
+// that hang over the matrix edge compute padding), and short reductions (small K) pay the tile's
+// fill and epilogue over fewer steps. Attention is one fused flash-style kernel that skips the
+// blocks above the causal diagonal.
+#pragma once
+#include "core/cluster_spec.h"
+#include "core/options.h"
+#include "simulator/hardware_efficiency.h"
+
+namespace tessel {
+
+// C (m x n) = A (m x k) x B (k x n), `batch` times.
+struct GemmShape {
+    double m = 0, n = 0, k = 0;
+    double batch = 1;
+    double flops() const { return 2.0 * m * n * k * batch; }
+};
+
+// One fused attention call: batch x heads independent (s_q x s_kv) problems of head size d.
+struct AttentionShape {
+    double batch_heads = 0;
+    double seq_q = 0, seq_kv = 0;
+    double head_dim = 0;
+    bool causal = true;
+    // FLOPs of QK^T and PV over the blocks the kernel visits (causal: the lower triangle).
+    double forward_flops() const;
+};
+
+class ComputeModel {
+public:
+    ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Precision precision);
+
+    // Fraction of the GEMM peak this shape reaches (tile and wave quantization, K ramp).
+    double gemm_efficiency(const GemmShape& g) const;
+    double gemm_time(const GemmShape& g) const;
+    double attention_forward_time(const AttentionShape& a) const;
+    // Flash backward recomputes QK^T and runs five products: 2.5x the forward FLOPs.
+    double attention_backward_time(const AttentionShape& a) const;
+    // A bandwidth-bound kernel (norms, activations, residual adds, softmax, optimizer).
+    double memory_time(double bytes, double kernels = 1) const;
+
+    double gemm_peak_flops() const { return gemm_peak_; }      // FLOP/s (fp8 GEMMs at the fp8 peak)
+    double other_peak_flops() const { return other_peak_; }    // FLOP/s of the 16-bit tensor cores
+    const HardwareEfficiency& efficiency() const { return eff_; }
+
+private:
+    HardwareEfficiency eff_;
+    double gemm_peak_, other_peak_, memory_Bps_, element_bytes_;
+};
+
+}  // namespace tessel

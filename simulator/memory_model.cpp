@@ -1,0 +1,177 @@
+#include "simulator/memory_model.h"
+
+#include <algorithm>
+
+#include "core/accounting.h"
+#include "core/schedule.h"
+#include "core/units.h"
+#include "simulator/simulate.h"
+
+namespace tessel {
+
+namespace {
+// Bytes of one activation element: 16-bit formats store 2, fp32 training 4; fp8 GEMMs still
+// keep their activations in bf16 (only the GEMM inputs are cast).
+double activation_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+
+// KV width one tensor-parallel rank keeps: its share of the KV heads, at least one head.
+double kv_width_per_rank(const ModelSpec& m, int tp) {
+    return std::max(1.0, double(m.num_kv_heads) / tp) * m.head_dim;
+}
+}  // namespace
+
+ActivationOptions default_activation_options(const ModelSpec& m) {
+    ActivationOptions o;
+    o.flash_attention = true;
+    o.dropout = m.position_embedding == PositionEmbedding::learned;
+    return o;
+}
+
+double layer_activation_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o) {
+    const double E = activation_bytes(p.precision);
+    const double t = p.tp;
+    const double sb = double(p.seq_length) / p.cp * p.microbatch_size;  // tokens on this GPU
+    const double h = m.hidden_size, q = m.q_size(), kv = kv_width_per_rank(m, p.tp);
+    const double f = m.ffn_hidden_size, f_up = m.activation == Activation::swiglu ? 2.0 * f : f;
+    const double heads = double(m.num_attention_heads) / t;
+    const double s_kv = p.seq_length;  // keys each query attends over (all of them under cp)
+    const double mask = o.dropout ? 1.0 : 0.0;
+
+    // Terms tensor parallelism does not split unless sequence parallelism does.
+    double replicated = sb * h * (E /*LN1 input*/ + E /*QKV input*/ + mask /*attention dropout*/ +
+                                  E /*LN2 input*/ + E /*MLP input*/ + mask /*MLP dropout*/);
+    if (p.sequence_parallel) replicated /= t;
+    // Terms split over the tensor-parallel ranks.
+    double split = sb * (E * (q / t + kv) /*Q, K*/ + E * kv /*V*/ + E * q / t /*projection input*/ +
+                         E * f_up / t /*activation input*/ + E * f / t /*activation output*/);
+    double attention_core = 0;
+    if (o.flash_attention) {
+        attention_core = 4.0 * heads * sb;  // fp32 log-sum-exp per query row and head
+    } else {
+        // softmax output, its dropout mask and the dropout output, per head and key
+        attention_core = sb * heads * s_kv * (E + mask * (1.0 + E));
+    }
+    return replicated + split + attention_core;
+}
+
+double layer_stored_activation_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o) {
+    const double E = activation_bytes(p.precision);
+    const double sb = double(p.seq_length) / p.cp * p.microbatch_size;
+    switch (p.recompute) {
+        case Recompute::full:
+            return E * sb * m.hidden_size / (p.sequence_parallel ? p.tp : 1);
+        case Recompute::selective: {
+            ActivationOptions no_core = o;
+            double all = layer_activation_bytes(m, p, o);
+            if (!o.flash_attention) {
+                no_core.flash_attention = true;  // keeps only the O(s) log-sum-exp instead of s²
+                return layer_activation_bytes(m, p, no_core) - 4.0 * m.num_attention_heads / p.tp * sb;
+            }
+            return all;
+        }
+        case Recompute::none: break;
+    }
+    return layer_activation_bytes(m, p, o);
+}
+
+ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Precision precision) {
+    // Rajbhandari et al. 2020 §3.1: mixed-precision Adam keeps 2Ψ + 2Ψ + KΨ with K = 12
+    // (fp32 master weights, momentum and variance); plain fp32 Adam keeps 4Ψ + 4Ψ + 8Ψ.
+    const bool fp32 = precision == Precision::fp32;
+    const double w = fp32 ? 4.0 : 2.0, g = fp32 ? 4.0 : 2.0, k = fp32 ? 8.0 : 12.0;
+    const double n = std::max(1, shard);
+    ModelStateBytes s;
+    s.optimizer = params * k / (zero_stage >= 1 ? n : 1.0);
+    s.gradients = params * g / (zero_stage >= 2 ? n : 1.0);
+    s.weights = params * w / (zero_stage >= 3 ? n : 1.0);
+    return s;
+}
+
+double layer_parameters_per_tp_rank(const ModelSpec& m, int tp) {
+    const double h = m.hidden_size, q = m.q_size(), f = m.ffn_hidden_size;
+    const double kv = kv_width_per_rank(m, tp);
+    const double attention = h * (q / tp + 2.0 * kv) + q / tp * h;
+    const double mlp = (m.activation == Activation::swiglu ? 3.0 : 2.0) * h * f / tp;
+    const double matmul_full = double(layer_matmul_weights(m));
+    const double rest = double(count_parameters(m).per_layer) - matmul_full;  // norms and biases
+    return attention + mlp + rest;
+}
+
+double parameters_on_rank(const ModelSpec& m, const Plan& p, int r) {
+    const auto pc = count_parameters(m);
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
+    double n_layers = 0;
+    for (int c = 0; c < p.virtual_stages; ++c) n_layers += layers[c * p.pp + r];
+    double params = n_layers * layer_parameters_per_tp_rank(m, p.tp);
+    const double vocab_shard = double(m.vocab_size) * m.hidden_size / p.tp;
+    if (r == 0) params += vocab_shard + double(pc.position_embedding);
+    // The last stage holds the LM head; Megatron keeps a copy of tied embeddings there too.
+    if (r == p.pp - 1 && (!m.tied_embeddings || p.pp > 1)) params += vocab_shard;
+    if (r == p.pp - 1) params += double(pc.final_norm);
+    return params;
+}
+
+std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
+    (void)c;
+    const ActivationOptions opt = default_activation_options(m);
+    const double E = activation_bytes(p.precision);
+    const double sb = double(p.seq_length) / p.cp * p.microbatch_size;
+    const double stored = layer_stored_activation_bytes(m, p, opt);
+    const double full_layer = layer_activation_bytes(m, p, opt);
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
+    const int chunks = p.pp * p.virtual_stages;
+    // The vocabulary-parallel cross entropy keeps the fp32 softmax of each in-flight microbatch.
+    const double logits = 4.0 * sb * double(m.vocab_size) / p.tp;
+    const auto schedule = pipeline_schedule(p.schedule, p.pp, p.num_microbatches(), p.virtual_stages);
+    const int shard = p.dp * p.cp;
+    const double layer_params = layer_parameters_per_tp_rank(m, p.tp);
+
+    std::vector<RankMemory> out(p.pp);
+    for (int r = 0; r < p.pp; ++r) {
+        RankMemory& mem = out[r];
+        mem.states = model_state_bytes(parameters_on_rank(m, p, r), p.zero_stage, shard, p.precision);
+        // Walk the schedule: each forward adds its chunk's stored activations, each backward frees them.
+        double live = 0, peak = 0;
+        for (const auto& a : schedule[r]) {
+            const int stage = a.chunk * p.pp + r;
+            double bytes = layers[stage] * stored;
+            if (stage == chunks - 1) bytes += logits + E * sb * m.hidden_size;  // final norm input
+            live += a.op == PipelineOp::forward ? bytes : -bytes;
+            peak = std::max(peak, live);
+        }
+        // While a layer is recomputed (or the last layer's backward runs) its full set is live.
+        double working = p.recompute == Recompute::full ? full_layer : 0.0;
+        // The 16-bit logits exist next to their fp32 copy while the loss is computed.
+        if (r == (chunks - 1) % p.pp) working = std::max(working, E * sb * double(m.vocab_size) / p.tp);
+        mem.activations = peak + working;
+
+        // Buffers: pipeline send/receive of one microbatch each way, the sequence-parallel
+        // all-gather output, ZeRO-3's gathered layers (the current one and the prefetched next,
+        // plus the unsharded gradient of the current one), and the runtime's own reservation.
+        const double boundary = E * sb * m.hidden_size / (p.sequence_parallel ? p.tp : 1);
+        double buffers = kRuntimeReservedBytes;
+        if (p.pp > 1) buffers += 2.0 * boundary;
+        if (p.sequence_parallel) buffers += E * sb * m.hidden_size;
+        if (p.zero_stage >= 3 && shard > 1) buffers += 3.0 * layer_params * E;
+        mem.buffers = buffers;
+    }
+    return out;
+}
+
+MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
+    const auto ranks = memory_per_rank(m, c, p);
+    std::size_t worst = 0;
+    for (std::size_t r = 1; r < ranks.size(); ++r)
+        if (ranks[r].total() > ranks[worst].total()) worst = r;
+    const RankMemory& w = ranks[worst];
+    MemoryBreakdown b;
+    b.weights = w.states.weights / units::GiB;
+    b.gradients = w.states.gradients / units::GiB;
+    b.optimizer = w.states.optimizer / units::GiB;
+    b.activations = w.activations / units::GiB;
+    b.buffers = w.buffers / units::GiB;
+    b.peak = w.total() / units::GiB;
+    return b;
+}
+
+}  // namespace tessel

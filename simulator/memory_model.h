@@ -1,0 +1,73 @@
+// Memory per GPU: model states by ZeRO stage (Rajbhandari et al. 2020, §3 and Fig. 1) and
+// activations by recompute mode and sequence parallelism (Korthikanti et al. 2022, §4, Table 2),
+// held for as many microbatches as the pipeline schedule keeps in flight.
+//
+// Korthikanti's per-layer count, 16-bit activations, dropout, unfused attention, in bytes:
+//   attention  11sbh + 5as²b    (LN out 2, Q and K 4, V 2, proj input 2, dropout mask 1; softmax 2,
+//                                its dropout mask 1, dropout output 2 per a·s²·b)
+//   MLP        19sbh            (up input 2, GeLU input 8, GeLU output 8, dropout mask 1)
+//   norms       4sbh            (the two layer-norm inputs)
+// Generalised here term by term, so each shape keeps its meaning:
+//   - Q is a·d wide and K, V are kv·d wide (GQA); with tp > kv heads each rank keeps one KV head.
+//   - The MLP stores the activation's input (f wide, 2f for SwiGLU's gate and up) and its output
+//     (f wide) instead of 4h and 4h.
+//   - Flash attention keeps no s² tensor: only its output (the projection's input, counted once)
+//     and the fp32 log-sum-exp (4·a·s·b bytes); dropout inside it is regenerated from the seed.
+//   - Dropout masks (1 byte per element) are kept only for models that train with dropout; this
+//     simulator assumes the GPT family (learned positions) does and the RoPE family does not.
+//   - Tensor parallelism splits the Q/K/V, attention, projection-input and MLP-inner terms by t;
+//     sequence parallelism also splits the rest (norm inputs, norm outputs, dropout masks).
+//   - Selective recompute drops the s² terms; full recompute keeps only each layer's input
+//     (2sbh, /t with sequence parallelism) plus one layer's full set while it is recomputed.
+#pragma once
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/model_spec.h"
+#include "core/plan.h"
+#include "simulator/result.h"
+
+namespace tessel {
+
+struct ActivationOptions {
+    bool flash_attention = true;  // fused attention kernel: no s x s tensor is stored
+    bool dropout = true;          // dropout masks are stored
+};
+// The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
+ActivationOptions default_activation_options(const ModelSpec& m);
+
+// Bytes one transformer layer keeps for the backward pass, per microbatch, per GPU, without any
+// recomputation (tokens per GPU = microbatch x seq / cp).
+double layer_activation_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o);
+// The same under the plan's recompute mode (what stays stored between forward and backward).
+double layer_stored_activation_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o);
+
+// Model states for `params` parameters of one GPU's model part, sharded by ZeRO over `shard`
+// data-parallel ranks: 16-bit weights and gradients (2Ψ + 2Ψ) and Adam's fp32 master weights,
+// momentum and variance (K = 12 bytes per parameter); fp32 training keeps 4Ψ + 4Ψ + 8Ψ.
+struct ModelStateBytes {
+    double weights = 0, gradients = 0, optimizer = 0;
+    double total() const { return weights + gradients + optimizer; }
+};
+ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Precision precision);
+
+// Parameters one GPU of pipeline rank `pp_rank` holds (all its chunks, its share of the tensor-
+// parallel split, embeddings on the first stage and the LM head on the last).
+double parameters_on_rank(const ModelSpec& m, const Plan& p, int pp_rank);
+// Parameters of one transformer layer on one tensor-parallel rank (norms replicated).
+double layer_parameters_per_tp_rank(const ModelSpec& m, int tp);
+
+// Everything on one pipeline rank, in bytes.
+struct RankMemory {
+    ModelStateBytes states;
+    double activations = 0;  // peak stored activations over the schedule, plus the working set
+    double buffers = 0;      // communication buffers, gathered ZeRO-3 layers, runtime reserve
+    double total() const { return states.total() + activations + buffers; }
+};
+std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c, const Plan& p);
+
+// Memory the CUDA context, NCCL communicators and the cuBLAS workspace take on every GPU before
+// the model allocates anything (about 1 GiB measured on DGX nodes with a few communicators).
+inline constexpr double kRuntimeReservedBytes = 1.0 * 1024 * 1024 * 1024;
+
+}  // namespace tessel

@@ -1,0 +1,174 @@
+#include "simulator/pipeline_sim.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "core/schedule.h"
+
+namespace tessel {
+
+namespace {
+constexpr double kUnknown = -1.0;
+
+// A transfer's window on its link, so a wait can be split into "waiting for the link" and
+// "waiting for the sender's compute".
+struct Arrival {
+    double send_start = kUnknown;
+    double arrive = kUnknown;
+};
+
+std::string action_name(const PipelineAction& a, int virtual_stages) {
+    std::string s = fmt::format("{}{}", a.op == PipelineOp::forward ? 'F' : 'B', a.microbatch);
+    if (virtual_stages > 1) s += fmt::format(".c{}", a.chunk);
+    return s;
+}
+}  // namespace
+
+PipelineOutput simulate_pipeline(const PipelineInput& in) {
+    const int pp = in.pp, m = in.microbatches;
+    const int v = in.schedule == Schedule::interleaved ? in.virtual_stages : 1;
+    const int stages = pp * v;
+    const auto schedule = pipeline_schedule(in.schedule, pp, m, v);
+
+    // arrivals[s][mb]: input of stage s for microbatch mb (forward: from s-1; backward: from s+1).
+    std::vector<Arrival> fwd_in(std::size_t(stages) * m), bwd_in(std::size_t(stages) * m);
+    std::vector<double> fwd_done(std::size_t(stages) * m, kUnknown);
+    auto at = [m](int stage, int mb) { return std::size_t(stage) * m + mb; };
+
+    // The last backward of each stage releases its gradient buckets.
+    std::vector<int> last_backward(stages, -1);
+    for (int r = 0; r < pp; ++r)
+        for (int i = 0; i < int(schedule[r].size()); ++i)
+            if (schedule[r][i].op == PipelineOp::backward) last_backward[schedule[r][i].chunk * pp + r] = i;
+
+    PipelineOutput out;
+    out.ranks.assign(pp, {});
+    std::vector<std::size_t> next(pp, 0);
+    std::vector<double> clock(pp, 0.0), dp_free(pp, 0.0);
+    std::vector<double> link_fwd_free(pp, 0.0), link_bwd_free(pp, 0.0);  // rank r's outgoing links
+    auto track = [](int r, const char* what) {
+        return what[0] ? fmt::format("pp stage {} / {}", r, what) : fmt::format("pp stage {}", r);
+    };
+    auto release_buckets = [&](int r, int stage, double start, double duration) {
+        if (in.buckets_s.empty() || !in.overlap_grad_reduce) return;
+        const auto& buckets = in.buckets_s[stage];
+        const int nb = int(buckets.size());
+        for (int k = 0; k < nb; ++k) {
+            // Bucket k fills when the backward has covered its share of the chunk's layers.
+            const double ready = start + duration * (k + 1) / nb;
+            const double s = std::max(ready, dp_free[r]);
+            dp_free[r] = s + buckets[k];
+            if (in.record_trace) out.trace.push_back({fmt::format("grad bucket {}.{}", stage, k), track(r, "dp comm"), s, buckets[k]});
+        }
+    };
+
+    std::size_t remaining = 0;
+    for (const auto& s : schedule) remaining += s.size();
+    while (remaining > 0) {
+        bool progressed = false;
+        for (int r = 0; r < pp; ++r) {
+            while (next[r] < schedule[r].size()) {
+                const PipelineAction& a = schedule[r][next[r]];
+                const int stage = a.chunk * pp + r;
+                const bool forward = a.op == PipelineOp::forward;
+                Arrival dep{0.0, 0.0};
+                if (forward && stage > 0) dep = fwd_in[at(stage, a.microbatch)];
+                if (!forward) {
+                    if (stage < stages - 1) dep = bwd_in[at(stage, a.microbatch)];
+                    else dep = {fwd_done[at(stage, a.microbatch)], fwd_done[at(stage, a.microbatch)]};
+                }
+                if (dep.arrive == kUnknown) break;
+
+                const ActionParts& parts = forward ? in.forward[stage] : in.backward[stage];
+                const double duration = parts.total();
+                const double start = std::max(clock[r], dep.arrive);
+                RankTimeline& tl = out.ranks[r];
+                if (start > clock[r]) {
+                    const double gap = start - clock[r];
+                    const double on_link = std::max(0.0, std::min(start, dep.arrive) - std::max(clock[r], dep.send_start));
+                    tl.pp_wait_s += std::min(gap, on_link);
+                    tl.bubble_s += gap - std::min(gap, on_link);
+                }
+                const double end = start + duration;
+                clock[r] = end;
+                tl.busy_s += duration;
+                tl.parts.compute += parts.compute;
+                tl.parts.recompute += parts.recompute;
+                tl.parts.tp_comm += parts.tp_comm;
+                tl.parts.cp_comm += parts.cp_comm;
+                tl.parts.dp_comm += parts.dp_comm;
+
+                if (in.record_trace) {
+                    out.trace.push_back({action_name(a, v), track(r, ""), start, duration});
+                    const int layers = in.layers.empty() ? 0 : in.layers[stage];
+                    if (parts.tp_comm > 0 && layers > 0) {
+                        const double seg = duration / layers, tp = parts.tp_comm / layers;
+                        for (int l = 0; l < layers; ++l)
+                            out.trace.push_back({"tp " + action_name(a, v), track(r, "tp comm"), start + (l + 1) * seg - tp, tp});
+                    }
+                }
+                if (forward) {
+                    fwd_done[at(stage, a.microbatch)] = end;
+                    if (stage < stages - 1) {
+                        const double s = std::max(end, link_fwd_free[r]);
+                        const double arrive = s + in.send_forward_s[stage];
+                        link_fwd_free[r] = arrive;
+                        fwd_in[at(stage + 1, a.microbatch)] = {s, arrive};
+                        if (in.record_trace && in.send_forward_s[stage] > 0)
+                            out.trace.push_back({"send " + action_name(a, v), track(r, "p2p forward"), s, in.send_forward_s[stage]});
+                    }
+                } else {
+                    if (stage > 0) {
+                        const double s = std::max(end, link_bwd_free[r]);
+                        const double arrive = s + in.send_backward_s[stage];
+                        link_bwd_free[r] = arrive;
+                        bwd_in[at(stage - 1, a.microbatch)] = {s, arrive};
+                        if (in.record_trace && in.send_backward_s[stage] > 0)
+                            out.trace.push_back({"send " + action_name(a, v), track(r, "p2p backward"), s, in.send_backward_s[stage]});
+                    }
+                    if (int(next[r]) == last_backward[stage]) release_buckets(r, stage, start, duration);
+                }
+                ++next[r];
+                --remaining;
+                progressed = true;
+            }
+        }
+        if (!progressed) throw InputError("pipeline schedule deadlocks: an action waits for one that never runs");
+    }
+
+    for (int r = 0; r < pp; ++r) {
+        RankTimeline& tl = out.ranks[r];
+        tl.compute_end_s = clock[r];
+        if (!in.overlap_grad_reduce) {
+            // Every bucket waits for the whole backward.
+            for (int c = 0; c < v; ++c) {
+                const int stage = c * pp + r;
+                if (in.buckets_s.empty()) continue;
+                for (std::size_t k = 0; k < in.buckets_s[stage].size(); ++k) {
+                    const double s = std::max(clock[r], dp_free[r]);
+                    dp_free[r] = s + in.buckets_s[stage][k];
+                    if (in.record_trace)
+                        out.trace.push_back({fmt::format("grad bucket {}.{}", stage, k), track(r, "dp comm"), s, in.buckets_s[stage][k]});
+                }
+            }
+        }
+        tl.dp_end_s = std::max(dp_free[r], tl.compute_end_s);
+        const double comm = in.after_comm_s.empty() ? 0.0 : in.after_comm_s[r];
+        const double opt = in.optimizer_s.empty() ? 0.0 : in.optimizer_s[r];
+        if (in.record_trace) {
+            if (comm > 0) out.trace.push_back({"exposed dp comm", track(r, "dp comm"), tl.dp_end_s, comm});
+            if (opt > 0) out.trace.push_back({"optimizer", track(r, ""), tl.dp_end_s + comm, opt});
+        }
+        tl.end_s = tl.dp_end_s + comm + opt;
+        if (tl.end_s > out.step_s) {
+            out.step_s = tl.end_s;
+            out.critical_rank = r;
+        }
+    }
+    return out;
+}
+
+}  // namespace tessel

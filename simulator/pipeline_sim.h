@@ -1,0 +1,60 @@
+// The schedule, event by event: every pipeline rank runs its ordered forward/backward actions
+// (core/schedule.h) on its compute stream; an action starts when the stream is free and its input
+// has arrived — the previous stage's activation, or the next stage's gradient — over a point-to-
+// point link that is its own resource, one per direction. Gradient buckets are released while each
+// chunk's last backward runs and queue on the rank's data-parallel stream, which overlaps with
+// whatever compute remains. One tensor-parallel rank of one data-parallel replica stands for all
+// (they are symmetric), so the simulation is pp x (2 x microbatches x chunks) actions.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+#include "simulator/result.h"
+
+namespace tessel {
+
+// What one forward or backward action on a model stage is made of, in seconds.
+struct ActionParts {
+    double compute = 0, recompute = 0, tp_comm = 0, cp_comm = 0, dp_comm = 0;  // dp_comm: ZeRO-3 gathers not hidden
+    double total() const { return compute + recompute + tp_comm + cp_comm + dp_comm; }
+};
+
+struct PipelineInput {
+    Schedule schedule = Schedule::one_f_one_b;
+    int pp = 1, virtual_stages = 1, microbatches = 1;
+    // Per model stage (pp x virtual_stages, stage = chunk x pp + rank).
+    std::vector<ActionParts> forward, backward;
+    std::vector<int> layers;               // for the trace: layers of each stage
+    std::vector<double> send_forward_s;    // activation from stage s to s + 1
+    std::vector<double> send_backward_s;   // gradient from stage s to s - 1
+    // Seconds of each gradient bucket's reduction, in release order, per stage.
+    std::vector<std::vector<double>> buckets_s;
+    bool overlap_grad_reduce = true;       // buckets start during the last backward, else after it
+    // Per pipeline rank, after its gradients are reduced: communication that stays exposed
+    // (tied-embedding all-reduce, ZeRO parameter all-gather) and the optimizer step.
+    std::vector<double> after_comm_s, optimizer_s;
+    bool record_trace = false;
+};
+
+struct RankTimeline {
+    double busy_s = 0;         // sum of its actions
+    ActionParts parts;         // the same, by kind
+    double bubble_s = 0;       // idle waiting for upstream compute
+    double pp_wait_s = 0;      // idle waiting for a point-to-point transfer
+    double compute_end_s = 0;  // last action ends
+    double dp_end_s = 0;       // last gradient bucket reduced
+    double end_s = 0;          // optimizer step done
+};
+
+struct PipelineOutput {
+    double step_s = 0;
+    int critical_rank = 0;     // the rank that finishes last
+    std::vector<RankTimeline> ranks;
+    std::vector<TraceEvent> trace;
+};
+
+// InputError if the schedule deadlocks (it cannot for schedules from core/schedule.h).
+PipelineOutput simulate_pipeline(const PipelineInput& in);
+
+}  // namespace tessel
