@@ -1,13 +1,63 @@
-// tessel validate: placeholder until its issue lands; says so and exits 1.
+// tessel validate [RUNS.json]: predict published training runs and write the comparison.
+#include <iostream>
+
+#include <fmt/format.h>
+
 #include "cli/commands.h"
-#include "core/errors.h"
+#include "cli/common.h"
+#include "compare/validate.h"
+#include "core/presets.h"
 
 namespace tessel::cli {
 
+namespace {
+struct ValidateArgs {
+    std::string runs = "published_runs";
+    std::string out = "reports/validation.md";
+    std::string json_file;
+    std::string profile_file;
+};
+
+void run_validate(const ValidateArgs& a) {
+    std::string origin;
+    json runs = load_json("validation", a.runs, &origin);
+    std::optional<json> profile;
+    if (!a.profile_file.empty()) {
+        json p = read_json_file(a.profile_file);
+        profile = p.contains("profile") ? p["profile"] : p;
+    }
+    ValidationReport rep = validate_runs(runs, origin, profile);
+    const auto& s = rep.summary;
+    for (const auto& row : rep.rows) {
+        if (!row.modelable) fmt::print("  skipped  {}: {}\n", row.name, row.skipped_because);
+        else
+            fmt::print("  {:+6.1f}%  {:<60} {} published {:.4g}, predicted {:.4g}{}\n", 100 * row.error, row.name,
+                       to_string(row.metric), row.published, row.predicted, row.fits ? "" : "  (does not fit)");
+    }
+    fmt::print("{} of {} rows modelled: MAPE {:.1f}%, worst {:+.1f}% ({}), Spearman {:.3f}, fit {:.0f}%\n", s.modelable,
+               s.rows, 100 * s.mape, 100 * s.worst_error, s.worst_row, s.spearman, 100 * s.fit_share);
+    std::string command = "tessel validate";
+    if (a.runs != "published_runs") command += " " + a.runs;
+    if (!a.profile_file.empty()) command += " --profile " + a.profile_file;
+    if (a.out != "reports/validation.md") command += " --out " + a.out;
+    if (!a.out.empty()) {
+        write_output(a.out, validation_markdown(rep, origin, command));
+        if (a.out != "-") fmt::print("wrote {}\n", a.out);
+    }
+    if (!a.json_file.empty()) write_output(a.json_file, to_json(rep).dump(2) + "\n");
+}
+}  // namespace
+
 void add_validate(CLI::App& app) {
-    auto* cmd = app.add_subcommand("validate", "(not built yet)");
-    cmd->allow_extras();
-    cmd->callback([] { throw RuntimeError("tessel validate is not built yet"); });
+    auto args = std::make_shared<ValidateArgs>();
+    auto* cmd = app.add_subcommand("validate", "Predict published training runs and report the error per run");
+    cmd->footer("Example: tessel validate --out reports/validation.md   (default runs: the built-in published set)");
+    cmd->add_option("runs", args->runs, "published runs JSON (default: configs/validation/published_runs.json, built in)");
+    cmd->add_option("--out", args->out, "Markdown report path ('-' for stdout)");
+    cmd->add_option("--json", args->json_file, "also write the rows and summary as JSON");
+    cmd->add_option("--profile", args->profile_file,
+                    "a hardware profile (or a cluster JSON with one) applied to every run's cluster");
+    cmd->callback([args] { run_validate(*args); });
 }
 
 }  // namespace tessel::cli

@@ -36,6 +36,8 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
         throw input_error(file, "gpu.peak_tflops", "at least a \"bf16\" or \"fp32\" peak in TFLOP/s");
     c.gpu.sm_count = int(g.integer("sm_count", 0, 0, 1 << 16));
     c.gpu.matmul_efficiency = g.number("matmul_efficiency", 0.0, 0.0, 1.0, false);
+    c.gpu.flash_forward_efficiency = g.number("flash_forward_efficiency", 0.0, 0.0, 1.0, false);
+    c.gpu.flash_backward_efficiency = g.number("flash_backward_efficiency", 0.0, 0.0, 1.0, false);
     g.finish();
 
     if (auto in = r.optional_object("intra_node")) {
@@ -91,6 +93,8 @@ json to_json(const ClusterSpec& c) {
               {"price_per_gpu_hour", c.price_per_gpu_hour}};
     if (c.gpu.sm_count > 0) j["gpu"]["sm_count"] = c.gpu.sm_count;
     if (c.gpu.matmul_efficiency > 0) j["gpu"]["matmul_efficiency"] = c.gpu.matmul_efficiency;
+    if (c.gpu.flash_forward_efficiency > 0) j["gpu"]["flash_forward_efficiency"] = c.gpu.flash_forward_efficiency;
+    if (c.gpu.flash_backward_efficiency > 0) j["gpu"]["flash_backward_efficiency"] = c.gpu.flash_backward_efficiency;
     if (c.profile) j["profile"] = *c.profile;
     return j;
 }

@@ -19,8 +19,11 @@ struct GpuSpec {
     // defaults apply). sm_count: streaming multiprocessors, for wave quantization of GEMM tiles.
     // matmul_efficiency: the fraction of the bf16 peak a large, well-shaped GEMM reaches with
     // the vendor BLAS (a measured ceiling, e.g. Bekman's "maximum achievable matmul FLOPS").
+    // flash_*_efficiency: fraction of the 16-bit peak a FlashAttention-2 kernel reaches (head dim
+    // 128, causal, long sequences) forward and backward — it differs by GPU generation.
     int sm_count = 0;
     double matmul_efficiency = 0;
+    double flash_forward_efficiency = 0, flash_backward_efficiency = 0;
     double peak(Precision p) const;
 };
 

@@ -36,12 +36,16 @@ constexpr double kAttentionHeadDimHalf = 16.0;
 
 double AttentionShape::forward_flops() const {
     double pairs = seq_q * seq_kv;
-    if (causal) {
+    if (causal && kernel == AttentionKernel::flash) {
         // Blocks on and below the diagonal run whole; the diagonal ones are half wasted.
         const double nb = std::max(1.0, std::ceil(seq_kv / kAttentionBlock));
         pairs *= (nb + 1.0) / (2.0 * nb);
     }
     return 4.0 * batch_heads * pairs * head_dim;
+}
+
+double AttentionShape::backward_flops() const {
+    return (kernel == AttentionKernel::flash ? 2.5 : 2.0) * forward_flops();
 }
 
 ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Precision precision) : eff_(eff) {
@@ -99,6 +103,15 @@ double attention_rate_factor(const AttentionShape& a, double sms) {
 double ComputeModel::attention_forward_time(const AttentionShape& a) const {
     const double flops = a.forward_flops();
     if (flops <= 0) return 0;
+    if (a.kernel == AttentionKernel::unfused) {
+        const double n = a.batch_heads * a.seq_q * a.seq_kv;  // elements of the score tensor
+        const double e = 2.0;                                 // 16-bit scores
+        double t = gemm_time({a.seq_q, a.seq_kv, a.head_dim, a.batch_heads});   // QK^T
+        t += memory_time(2.0 * e * n);                                          // scale, mask, softmax
+        if (a.dropout) t += memory_time(2.0 * e * n + n);                        // dropout and its mask
+        t += gemm_time({a.seq_q, a.head_dim, a.seq_kv, a.batch_heads});        // PV
+        return t;
+    }
     const double rate = other_peak_ * eff_.attention_forward_efficiency * attention_rate_factor(a, eff_.sm_count);
     // Reads Q, K, V and writes O once (the point of the fused kernel).
     const double bytes = 2.0 * a.batch_heads * a.head_dim * (2.0 * a.seq_q + 2.0 * a.seq_kv);
@@ -106,8 +119,19 @@ double ComputeModel::attention_forward_time(const AttentionShape& a) const {
 }
 
 double ComputeModel::attention_backward_time(const AttentionShape& a) const {
-    const double flops = 2.5 * a.forward_flops();
+    const double flops = a.backward_flops();
     if (flops <= 0) return 0;
+    if (a.kernel == AttentionKernel::unfused) {
+        const double n = a.batch_heads * a.seq_q * a.seq_kv;
+        const double e = 2.0;
+        double t = gemm_time({a.seq_kv, a.head_dim, a.seq_q, a.batch_heads});   // dV = P^T dO
+        t += gemm_time({a.seq_q, a.seq_kv, a.head_dim, a.batch_heads});       // dP = dO V^T
+        if (a.dropout) t += memory_time(2.0 * e * n + n);                        // dropout backward
+        t += memory_time(3.0 * e * n);                                          // softmax backward
+        t += gemm_time({a.seq_q, a.head_dim, a.seq_kv, a.batch_heads});        // dQ = dS K
+        t += gemm_time({a.seq_kv, a.head_dim, a.seq_q, a.batch_heads});        // dK = dS^T Q
+        return t;
+    }
     const double rate = other_peak_ * eff_.attention_backward_efficiency * attention_rate_factor(a, eff_.sm_count);
     const double bytes = 2.0 * a.batch_heads * a.head_dim * (4.0 * a.seq_q + 4.0 * a.seq_kv);
     return std::max(flops / rate, bytes / memory_Bps_) + 2.0 * eff_.kernel_launch_s;

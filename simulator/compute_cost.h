@@ -18,14 +18,24 @@ struct GemmShape {
     double flops() const { return 2.0 * m * n * k * batch; }
 };
 
-// One fused attention call: batch x heads independent (s_q x s_kv) problems of head size d.
+// flash: one fused kernel that never writes the s x s scores (FlashAttention, cuDNN).
+// unfused: Megatron-LM's pre-2022 core attention: batched GEMMs for QK^T and PV around a fused
+// scale-mask-softmax and a dropout that read and write the whole s x s tensor.
+enum class AttentionKernel { flash, unfused };
+
+// Batch x heads independent (s_q x s_kv) attention problems of head size d.
 struct AttentionShape {
     double batch_heads = 0;
     double seq_q = 0, seq_kv = 0;
     double head_dim = 0;
     bool causal = true;
-    // FLOPs of QK^T and PV over the blocks the kernel visits (causal: the lower triangle).
+    AttentionKernel kernel = AttentionKernel::flash;
+    bool dropout = false;  // attention dropout (the unfused kernel stores its mask)
+    // FLOPs of QK^T and PV over the blocks the kernel visits (flash and causal: the lower
+    // triangle; unfused: the whole square, masked afterwards).
     double forward_flops() const;
+    // Flash backward recomputes QK^T: five products, 2.5x the forward; unfused: four, 2x.
+    double backward_flops() const;
 };
 
 class ComputeModel {
@@ -36,7 +46,6 @@ public:
     double gemm_efficiency(const GemmShape& g) const;
     double gemm_time(const GemmShape& g) const;
     double attention_forward_time(const AttentionShape& a) const;
-    // Flash backward recomputes QK^T and runs five products: 2.5x the forward FLOPs.
     double attention_backward_time(const AttentionShape& a) const;
     // A bandwidth-bound kernel (norms, activations, residual adds, softmax, optimizer).
     double memory_time(double bytes, double kernels = 1) const;

@@ -8,6 +8,8 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     HardwareEfficiency e;
     if (c.gpu.matmul_efficiency > 0) e.gemm_max_efficiency = c.gpu.matmul_efficiency;
     if (c.gpu.sm_count > 0) e.sm_count = c.gpu.sm_count;
+    if (c.gpu.flash_forward_efficiency > 0) e.attention_forward_efficiency = c.gpu.flash_forward_efficiency;
+    if (c.gpu.flash_backward_efficiency > 0) e.attention_backward_efficiency = c.gpu.flash_backward_efficiency;
     if (!c.profile) return e;
     ObjectReader r(*c.profile, c.name, "profile");
     e.gemm_max_efficiency = r.number("gemm_max_efficiency", e.gemm_max_efficiency, 0.0, 1.0);

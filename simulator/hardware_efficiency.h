@@ -17,8 +17,8 @@
 //     }
 //   }
 //
-// Defaults without a profile come from the GPU spec (gpu.matmul_efficiency, gpu.sm_count) and
-// the constants below.
+// Defaults without a profile come from the GPU spec (gpu.matmul_efficiency, gpu.sm_count,
+// gpu.flash_forward_efficiency, gpu.flash_backward_efficiency) and the constants below.
 #pragma once
 #include "core/cluster_spec.h"
 

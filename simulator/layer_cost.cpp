@@ -22,6 +22,7 @@ struct PassBuilder {
     const ComputeModel& gpu;
     const CommGroup& tp;
     const OverlapOptions& overlap;
+    bool fp8 = false;  // GEMM inputs are cast to fp8 first (Transformer Engine): a read and a narrower write
 
     void gemm(PassCost& pass, const GemmShape& g) const {
         pass.compute_s += gpu.gemm_time(g);
@@ -30,12 +31,14 @@ struct PassBuilder {
     double linear_forward(PassCost& pass, double tokens, double in, double out) const {
         GemmShape g{tokens, out, in};
         gemm(pass, g);
+        if (fp8) memory(pass, 3.0 * tokens * in, 0);
         return gpu.gemm_time(g);
     }
     double linear_backward(PassCost& pass, double tokens, double in, double out) const {
         GemmShape dgrad{tokens, in, out}, wgrad{in, out, tokens};
         gemm(pass, dgrad);
         gemm(pass, wgrad);
+        if (fp8) memory(pass, 3.0 * tokens * out, 0);  // the output gradient, cast once for both
         return gpu.gemm_time(dgrad);
     }
     void memory(PassCost& pass, double bytes, double kernels = 1) const { pass.compute_s += gpu.memory_time(bytes, kernels); }
@@ -59,7 +62,7 @@ double element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 
 BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& gpu, const CommGroup& tp,
                          const CommGroup& cp, const OverlapOptions& o) {
-    const PassBuilder b{gpu, tp, o};
+    const PassBuilder b{gpu, tp, o, p.precision == Precision::fp8};
     const double E = element_bytes(p.precision);
     const double t = p.tp;
     const bool sp = p.sequence_parallel && p.tp > 1;
@@ -71,8 +74,8 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double f_up = m.activation == Activation::swiglu ? 2.0 * f : f;
     const double act = T * h * E;  // one full activation tensor, the size of every TP collective
 
-    AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, T, double(p.seq_length),
-                        double(m.head_dim), true};
+    AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, double(p.seq_length) / p.cp,
+                        double(p.seq_length), double(m.head_dim), true, o.attention, o.dropout};
     // Context parallelism: the rank's queries meet every key block as K and V travel the ring
     // (cp - 1 steps, each hidden behind one cp-th of the attention).
     const double attn_f = gpu.attention_forward_time(attn) / std::max(1, p.cp);
@@ -128,7 +131,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     PassCost attention_bwd;
     attention_bwd.compute_s = attn_b;
-    attention_bwd.flops = 2.5 * attn.forward_flops() / std::max(1, p.cp);
+    attention_bwd.flops = attn.backward_flops() / std::max(1, p.cp);
     attention_bwd.cp_comm_s = cp_exposed(2.0 * kv_step_bytes, attn_b * p.cp);  // K, V out and dK, dV back
     bwd += attention_bwd;
     if (m.position_embedding == PositionEmbedding::rope) b.memory(bwd, 2.0 * T * (q + kv) * E);

@@ -32,6 +32,8 @@ struct BlockCost {
 // How a block's communication may overlap with its compute (framework features).
 struct OverlapOptions {
     bool tp_comm_overlap = false;  // Megatron/Transformer Engine userbuffers: TP collectives run beside the GEMMs
+    AttentionKernel attention = AttentionKernel::flash;
+    bool dropout = false;          // the model trains with dropout (the unfused attention stores its mask)
 };
 
 struct BlockModels {

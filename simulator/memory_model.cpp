@@ -111,9 +111,8 @@ double parameters_on_rank(const ModelSpec& m, const Plan& p, int r) {
     return params;
 }
 
-std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
+std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const ActivationOptions& opt) {
     (void)c;
-    const ActivationOptions opt = default_activation_options(m);
     const double E = activation_bytes(p.precision);
     const double sb = double(p.seq_length) / p.cp * p.microbatch_size;
     const double stored = layer_stored_activation_bytes(m, p, opt);
@@ -159,7 +158,17 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
 }
 
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
-    const auto ranks = memory_per_rank(m, c, p);
+    return peak_memory(m, c, p, default_activation_options(m));
+}
+
+MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
+    ActivationOptions a = default_activation_options(m);
+    a.flash_attention = o.fused_attention;
+    return peak_memory(m, c, p, a);
+}
+
+MemoryBreakdown peak_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const ActivationOptions& opt) {
+    const auto ranks = memory_per_rank(m, c, p, opt);
     std::size_t worst = 0;
     for (std::size_t r = 1; r < ranks.size(); ++r)
         if (ranks[r].total() > ranks[worst].total()) worst = r;

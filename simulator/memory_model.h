@@ -64,7 +64,9 @@ struct RankMemory {
     double buffers = 0;      // communication buffers, gathered ZeRO-3 layers, runtime reserve
     double total() const { return states.total() + activations + buffers; }
 };
-std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c, const Plan& p);
+std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const ActivationOptions& o);
+// The rank that needs the most, in GiB.
+MemoryBreakdown peak_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const ActivationOptions& o);
 
 // Memory the CUDA context, NCCL communicators and the cuBLAS workspace take on every GPU before
 // the model allocates anything (about 1 GiB measured on DGX nodes with a few communicators).

@@ -130,7 +130,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     r.num_gpus = p.world_size();
 
     // ---- memory ----
-    r.memory_GiB = estimate_memory(m, c, p);
+    r.memory_GiB = estimate_memory(m, c, p, o);
     const double available = c.gpu.memory_GiB * (1.0 - o.memory_headroom);
     r.fits = r.memory_GiB.peak <= available;
     if (!r.fits)
@@ -151,6 +151,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
 
     OverlapOptions overlap;
     overlap.tp_comm_overlap = o.tp_comm_overlap;
+    overlap.attention = o.fused_attention ? AttentionKernel::flash : AttentionKernel::unfused;
+    overlap.dropout = default_activation_options(m).dropout;
     const BlockModels blocks = block_models(m, p, gpu, tp_group, cp_group, overlap);
 
     // ---- each stage's forward and backward ----

@@ -17,11 +17,16 @@ struct SimulateOptions {
     bool tp_comm_overlap = false;       // TP collectives run beside their GEMMs (Transformer Engine)
     bool grad_reduce_in_fp32 = false;   // gradients travel as fp32 (Megatron's bf16 default) instead of 16-bit
     double grad_bucket_parameters = 40e6;  // Megatron DDP's default bucket (40M parameters)
+    // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
+    // (batched GEMMs around a softmax and dropout that store the s x s scores).
+    bool fused_attention = true;
 };
 
 // Memory per GPU by the ZeRO stage, recompute mode, sequence parallelism and the microbatches
 // the schedule holds in flight (GiB).
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p);
+// The same with the options that change what is stored (the attention kernel).
+MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o);
 
 // A cheap bound no simulated step time can beat (compute at peak efficiency plus the bubble),
 // for pruning the search.

@@ -1,0 +1,400 @@
+#include "compare/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/accounting.h"
+#include "core/errors.h"
+#include "core/presets.h"
+#include "core/units.h"
+
+namespace tessel {
+
+// ---------------------------------------------------------------------------------------------
+// Rules. Each applies to every row alike; a row's own text only ever switches on what the row
+// itself states (a flag it names, the mixed-precision mode it names).
+//
+//  R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden; null
+//     activation = gelu. GeLU rows are the GPT family (LayerNorm, learned positions, tied
+//     embeddings, dropout); SwiGLU rows the Llama family (RMSNorm, RoPE, untied, no dropout).
+//     Null vocab_size = GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of
+//     128 x tp, as Megatron-LM does (--make-vocab-size-divisible-by 128) and llm.c does (50304).
+//  R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp);
+//     null virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default).
+//  R3 memory sharding: "ZeRO-k" = stage k; FSDP / FULL_SHARD = ZeRO-3; "none" = 0; null = 0,
+//     except that --overlap-param-gather (which Megatron only accepts with
+//     --use-distributed-optimizer) implies ZeRO-1.
+//  R4 recompute: text starting "full" = full, "selective" = selective, "none" or null = none.
+//     torchtitan's "selective" (op: every other matmul; layer: every other layer) re-runs about
+//     half a forward: simulated as the midpoint of none and full.
+//  R5 precision: fp16 = fp16, *fp8* = fp8 (GEMMs at the fp8 peak), else bf16.
+//  R6 sequence parallelism: null = off (Megatron's default) unless the row names
+//     --tp-comm-overlap, which Megatron requires it for.
+//  R7 overlap: the row's flags (--overlap-grad-reduce, --tp-comm-overlap) and its DDP
+//     implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP,
+//     llm.c and torchtitan reduce during the backward by design; Megatron's default is not to.
+//  R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for
+//     16-bit training (Megatron-LM with bf16; FSDP mixed-precision DEFAULT/amp; torchtitan's
+//     mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).
+//  R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv
+//     2205.14135, May 2022) used unfused attention (Megatron-LM's batched GEMMs and fused
+//     softmax); later runs a fused flash-style kernel. The date is the latest one the source names.
+//  R9 cluster: the GPU names the preset (A100 40GB -> dgx-a100-40gb, A100 -> dgx-a100, H100 ->
+//     dgx-h100), resized to the row's GPU count.
+//  R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU
+//     under the source's own FLOP count (a definition that includes recomputation is compared
+//     with tessel's hardware FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+struct Framework {
+    const char* name;
+    const char* match;               // found in the row's `source`
+    bool bf16_grads_reduced_in_fp32; // documented default for bf16 training
+    bool overlaps_grad_reduce;       // default without a flag
+    bool half_forward_selective;     // its "selective" checkpointing re-runs about half a forward
+};
+// Megatron-LM arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
+// defaults to False. llm-foundry: FSDP mixed precision DEFAULT reduces in fp32, PURE in bf16
+// (handled by the row's text). torchtitan: training.mixed_precision_reduce = "float32";
+// activation_checkpoint.selective_ac_option "op" / "2". llm.c: bf16 everywhere, per-layer
+// reduce-scatter during the backward.
+constexpr Framework kFrameworks[] = {
+    {"Megatron-LM", "Megatron", true, false, false},
+    {"llm-foundry", "llm-foundry", false, true, false},
+    {"torchtitan", "torchtitan", true, true, true},
+    {"llm.c", "llm.c", false, true, false},
+};
+const Framework kUnknownFramework{"unknown", "", false, true, false};
+
+bool contains(const std::string& text, const std::string& word) {
+    auto lower = [](std::string s) {
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        return s;
+    };
+    return lower(text).find(lower(word)) != std::string::npos;
+}
+
+std::string text_of(const json& row, const char* key) {
+    if (!row.contains(key) || row[key].is_null()) return "";
+    if (row[key].is_string()) return row[key].get<std::string>();
+    return row[key].dump();
+}
+
+// The row's number at `key`, or nullopt when absent or null.
+std::optional<double> number_of(const json& row, const char* key, const std::string& origin, const std::string& name) {
+    if (!row.contains(key) || row[key].is_null()) return std::nullopt;
+    if (!row[key].is_number())
+        throw input_error(origin, fmt::format("{}.{}", name, key), "a number or null", describe_json_value(row[key]));
+    return row[key].get<double>();
+}
+
+// The latest YYYY-MM-DD date in a text, as YYYYMMDD (0 when none).
+int latest_date(const std::string& text) {
+    int best = 0;
+    for (std::size_t i = 0; i + 10 <= text.size(); ++i) {
+        auto digits = [&](std::size_t from, std::size_t n) {
+            for (std::size_t k = from; k < from + n; ++k)
+                if (!std::isdigit((unsigned char)text[k])) return false;
+            return true;
+        };
+        if (digits(i, 4) && text[i + 4] == '-' && digits(i + 5, 2) && text[i + 7] == '-' && digits(i + 8, 2) &&
+            (i + 10 == text.size() || !std::isdigit((unsigned char)text[i + 10])))
+            best = std::max(best, std::stoi(text.substr(i, 4)) * 10000 + std::stoi(text.substr(i + 5, 2)) * 100 +
+                                      std::stoi(text.substr(i + 8, 2)));
+    }
+    return best;
+}
+// FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).
+constexpr int kFlashAttentionDate = 20220527;
+
+const char* cluster_preset_for(const std::string& gpu) {
+    if (contains(gpu, "A100") && contains(gpu, "40GB")) return "dgx-a100-40gb";
+    if (contains(gpu, "A100")) return "dgx-a100";
+    if (contains(gpu, "H100")) return "dgx-h100";
+    if (contains(gpu, "H200")) return "dgx-h200";
+    return nullptr;
+}
+
+// Implied MFU of a step time, under tessel's FLOP count (accounting.h) and the plan's peak.
+double implied_mfu(const ValidationCase& c, double step_s) {
+    const auto f = flops_per_token(c.model, c.plan.seq_length);
+    const double tokens = double(c.plan.global_batch_size) * c.plan.seq_length;
+    return f.model * tokens / (step_s * c.plan.world_size() * c.cluster.gpu.peak(c.plan.precision) * units::TFLOP);
+}
+
+}  // namespace
+
+const char* to_string(PublishedMetric m) {
+    switch (m) {
+        case PublishedMetric::tokens_per_s_per_gpu: return "tokens/s/GPU";
+        case PublishedMetric::iteration_time_s: return "iteration s";
+        case PublishedMetric::hardware_tflops_per_gpu: return "TFLOP/s/GPU (incl. recompute)";
+        case PublishedMetric::model_tflops_per_gpu: return "TFLOP/s/GPU (model)";
+        case PublishedMetric::mfu: return "MFU";
+    }
+    return "?";
+}
+
+ValidationCase validation_case(const json& row, const std::string& origin) {
+    if (!row.is_object()) throw input_error(origin, "(row)", "a JSON object per published run", describe_json_value(row));
+    ValidationCase c;
+    c.name = text_of(row, "name");
+    if (c.name.empty()) throw input_error(origin, "name", "a run name in every row");
+    const std::string where = fmt::format("row '{}'", c.name);
+    auto need = [&](const char* key) {
+        auto v = number_of(row, key, origin, where);
+        if (!v) throw input_error(origin, fmt::format("{}.{}", where, key), "a number (this field has no default)", "null");
+        return *v;
+    };
+    auto get = [&](const char* key) { return number_of(row, key, origin, where); };
+    const std::string source = text_of(row, "source");
+    const Framework* fw = &kUnknownFramework;
+    for (const auto& f : kFrameworks)
+        if (contains(source, f.match)) {
+            fw = &f;
+            break;
+        }
+    const std::string stated = text_of(row, "zero_or_fsdp") + " " + text_of(row, "throughput_definition") + " " +
+                               text_of(row, "notes") + " " + text_of(row, "activation_recompute") + " " +
+                               text_of(row, "precision");
+    auto assume = [&](std::string s) { c.assumptions.push_back(std::move(s)); };
+
+    // R2 (tp first: R1 pads the vocabulary by it)
+    const int num_gpus = int(need("num_gpus"));
+    Plan& p = c.plan;
+    p.tp = int(get("tensor_parallel").value_or(1));
+    p.pp = int(get("pipeline_parallel").value_or(1));
+    p.cp = int(get("context_parallel").value_or(1));
+    if (auto dp = get("data_parallel")) p.dp = int(*dp);
+    else {
+        p.dp = num_gpus / std::max(1, p.tp * p.pp * p.cp);
+        assume(fmt::format("dp {} = GPUs/(tp pp cp)", p.dp));
+    }
+
+    // R1
+    ModelSpec& m = c.model;
+    m.name = c.name;
+    m.source = "published run";
+    m.num_layers = int(need("num_layers"));
+    m.hidden_size = int(need("hidden_size"));
+    m.num_attention_heads = int(need("num_attention_heads"));
+    m.head_dim = m.hidden_size / std::max(1, m.num_attention_heads);
+    m.num_kv_heads = int(get("num_kv_heads").value_or(m.num_attention_heads));
+    if (!get("num_kv_heads")) assume("kv heads = heads");
+    m.ffn_hidden_size = int(get("ffn_hidden_size").value_or(4.0 * m.hidden_size));
+    if (!get("ffn_hidden_size")) assume("ffn 4h");
+    const std::string act = text_of(row, "activation");
+    if (act.empty()) assume("GeLU (GPT family)");
+    m.activation = contains(act, "swiglu") || contains(act, "silu") ? Activation::swiglu : Activation::gelu;
+    const bool gpt = m.activation == Activation::gelu;
+    m.norm = gpt ? Norm::layernorm : Norm::rmsnorm;
+    m.position_embedding = gpt ? PositionEmbedding::learned : PositionEmbedding::rope;
+    m.tied_embeddings = gpt;
+    m.seq_length = int(need("seq_length"));
+    m.max_position_embeddings = gpt ? m.seq_length : 0;
+    std::int64_t vocab = std::int64_t(get("vocab_size").value_or(50257));
+    if (!get("vocab_size")) assume("vocab 50257 (GPT-2 BPE)");
+    const std::int64_t multiple = 128LL * p.tp;
+    m.vocab_size = (vocab + multiple - 1) / multiple * multiple;
+    validate_model(m, origin + ": " + where);
+
+    p.virtual_stages = int(get("virtual_pipeline").value_or(1));
+    p.schedule = p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    p.microbatch_size = int(get("microbatch_size").value_or(1));
+    if (!get("microbatch_size")) assume("microbatch 1");
+    p.global_batch_size = int(need("global_batch_size"));
+    p.seq_length = m.seq_length;
+
+    // R3
+    const std::string zero = text_of(row, "zero_or_fsdp");
+    if (contains(zero, "FSDP") || contains(zero, "FULL_SHARD") || contains(zero, "ZeRO-3")) p.zero_stage = 3;
+    else if (contains(zero, "ZeRO-2")) p.zero_stage = 2;
+    else if (contains(zero, "ZeRO-1")) p.zero_stage = 1;
+    else if (zero.empty() && contains(stated, "--overlap-param-gather")) {
+        p.zero_stage = 1;
+        assume("ZeRO-1 (--overlap-param-gather needs the distributed optimizer)");
+    } else p.zero_stage = 0;
+
+    // R4
+    const std::string rc = text_of(row, "activation_recompute");
+    if (contains(rc, "full")) p.recompute = Recompute::full;
+    else if (contains(rc, "selective")) {
+        p.recompute = Recompute::selective;
+        c.half_recompute = fw->half_forward_selective;
+    } else p.recompute = Recompute::none;
+    if (rc.empty()) assume("no recompute");
+
+    // R5
+    const std::string prec = text_of(row, "precision");
+    p.precision = contains(prec, "fp8") ? Precision::fp8 : contains(prec, "fp16") ? Precision::fp16 : Precision::bf16;
+    if (prec.empty()) assume("bf16");
+
+    // R6
+    const bool tp_overlap = contains(stated, "--tp-comm-overlap");
+    if (row.contains("sequence_parallel") && row["sequence_parallel"].is_boolean())
+        p.sequence_parallel = row["sequence_parallel"].get<bool>();
+    else {
+        p.sequence_parallel = tp_overlap && p.tp > 1;
+        if (p.sequence_parallel) assume("sequence parallel (required by --tp-comm-overlap)");
+    }
+
+    // R7
+    SimulateOptions& o = c.options;
+    o.tp_comm_overlap = tp_overlap;
+    o.overlap_grad_reduce = fw->overlaps_grad_reduce;
+    if (contains(stated, "--overlap-grad-reduce") || contains(zero, "'torch'")) o.overlap_grad_reduce = true;
+    if (contains(zero, "'local'")) o.overlap_grad_reduce = false;
+    o.overlap_param_gather = contains(stated, "--overlap-param-gather") || p.zero_stage >= 3 || fw != &kFrameworks[0];
+
+    // R8
+    const bool sixteen_bit = p.precision != Precision::fp32;
+    if (contains(stated, "mode PURE")) o.grad_reduce_in_fp32 = false;
+    else if (contains(stated, "mode DEFAULT") || contains(prec, "amp")) o.grad_reduce_in_fp32 = sixteen_bit;
+    else o.grad_reduce_in_fp32 = p.precision == Precision::bf16 && fw->bf16_grads_reduced_in_fp32;
+
+    // R11
+    const int date = latest_date(source);
+    o.fused_attention = !(date > 0 && date < kFlashAttentionDate);
+    if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
+
+    // R9
+    const std::string gpu = text_of(row, "gpu_type");
+    const char* preset = cluster_preset_for(gpu);
+    if (!preset) throw input_error(origin, where + ".gpu_type", "an A100, H100 or H200 GPU", "\"" + gpu + "\"");
+    c.cluster = resize_cluster(load_cluster(preset), num_gpus, origin + ": " + where + ".num_gpus");
+
+    validate_plan(p, m, num_gpus, origin + ": " + where);
+    return c;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+    auto ranks = [](const std::vector<double>& x) {
+        std::vector<std::size_t> idx(x.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        std::sort(idx.begin(), idx.end(), [&](auto i, auto j) { return x[i] < x[j]; });
+        std::vector<double> r(x.size());
+        for (std::size_t i = 0; i < idx.size();) {
+            std::size_t j = i;
+            while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
+            for (std::size_t k = i; k <= j; ++k) r[idx[k]] = (i + j) / 2.0 + 1.0;
+            i = j + 1;
+        }
+        return r;
+    };
+    if (a.size() != b.size() || a.size() < 2) return 0;
+    const auto ra = ranks(a), rb = ranks(b);
+    const double n = double(a.size());
+    const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n, mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (std::size_t i = 0; i < ra.size(); ++i) {
+        sab += (ra[i] - ma) * (rb[i] - mb);
+        saa += (ra[i] - ma) * (ra[i] - ma);
+        sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
+}
+
+ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile) {
+    if (!runs.is_array()) throw input_error(origin, "(top level)", "an array of published runs", describe_json_value(runs));
+    ValidationReport rep;
+    std::vector<double> pub_mfu, pred_mfu;
+    double sum_abs = 0;
+    int fitting = 0;
+    for (const auto& row : runs) {
+        ValidationRow v;
+        v.name = text_of(row, "name");
+        v.source = text_of(row, "source");
+        try {
+            v.setup = validation_case(row, origin);
+        } catch (const InputError& e) {
+            v.skipped_because = e.what();
+            rep.rows.push_back(std::move(v));
+            continue;
+        }
+        if (profile) v.setup.cluster.profile = *profile;
+        const ValidationCase& c = v.setup;
+        SimulationResult r = simulate(c.model, c.cluster, c.plan, c.options);
+        double step = r.step_time_s;
+        if (c.half_recompute) {
+            Plan none = c.plan, full = c.plan;
+            none.recompute = Recompute::none;
+            full.recompute = Recompute::full;
+            const auto rn = simulate(c.model, c.cluster, none, c.options);
+            const auto rf = simulate(c.model, c.cluster, full, c.options);
+            step = 0.5 * (rn.step_time_s + rf.step_time_s);
+            r.fits = rf.fits;  // half the layers keep full activations: between the two; judged by the
+            r.memory_GiB = rf.memory_GiB;  // checkpointed half plus one live layer, close to full
+            r.memory_GiB.activations = 0.5 * (rn.memory_GiB.activations + rf.memory_GiB.activations);
+            r.memory_GiB.peak = rf.memory_GiB.peak - rf.memory_GiB.activations + r.memory_GiB.activations;
+            r.fits = r.memory_GiB.peak <= c.cluster.gpu.memory_GiB;
+        }
+        v.result = r;
+        v.step_time_s = step;
+        v.fits = r.fits;
+        v.memory_GiB = r.memory_GiB.peak;
+        const double gpus = c.plan.world_size();
+        const double tokens = double(c.plan.global_batch_size) * c.plan.seq_length;
+        const std::string def = text_of(row, "throughput_definition");
+        // R10: the published figure and the step time it implies.
+        double published_step = 0;
+        if (auto tps = number_of(row, "tokens_per_sec_per_gpu", origin, v.name)) {
+            v.metric = PublishedMetric::tokens_per_s_per_gpu;
+            v.published = *tps;
+            v.predicted = tokens / step / gpus;
+            published_step = tokens / (*tps * gpus);
+        } else if (auto it = number_of(row, "iteration_time_s", origin, v.name)) {
+            v.metric = PublishedMetric::iteration_time_s;
+            v.published = *it;
+            v.predicted = step;
+            published_step = *it;
+        } else if (auto tf = number_of(row, "tflops_per_gpu", origin, v.name)) {
+            const bool with_recompute = contains(def, "INCLUDES") || contains(def, "incl. recomput");
+            v.metric = with_recompute ? PublishedMetric::hardware_tflops_per_gpu : PublishedMetric::model_tflops_per_gpu;
+            const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute);
+            const double flops = (with_recompute ? f.hardware : f.model) * tokens;
+            v.published = *tf;
+            v.predicted = flops / (step * gpus) / units::TFLOP;
+            published_step = flops / (*tf * units::TFLOP * gpus);
+        } else if (auto mfu = number_of(row, "mfu_percent", origin, v.name)) {
+            v.metric = PublishedMetric::mfu;
+            v.published = *mfu / 100.0;
+            v.predicted = implied_mfu(c, step);
+            published_step = implied_mfu(c, 1.0) / v.published;
+        } else {
+            v.skipped_because = "no throughput figure (tokens/s, iteration time, TFLOP/s or MFU)";
+            rep.rows.push_back(std::move(v));
+            continue;
+        }
+        v.modelable = true;
+        v.error = (v.predicted - v.published) / v.published;
+        v.published_mfu = implied_mfu(c, published_step);
+        v.predicted_mfu = implied_mfu(c, step);
+        pub_mfu.push_back(v.published_mfu);
+        pred_mfu.push_back(v.predicted_mfu);
+        sum_abs += std::abs(v.error);
+        if (v.fits) ++fitting;
+        auto& s = rep.summary;
+        ++s.modelable;
+        if (std::abs(v.error) <= 0.15) ++s.within_15_percent;
+        if (std::abs(v.error) > std::abs(s.worst_error) || s.worst_row.empty()) {
+            s.worst_error = v.error;
+            s.worst_row = v.name;
+        }
+        rep.rows.push_back(std::move(v));
+    }
+    auto& s = rep.summary;
+    s.rows = int(rep.rows.size());
+    if (s.modelable > 0) {
+        s.mape = sum_abs / s.modelable;
+        s.fit_share = double(fitting) / s.modelable;
+        s.spearman = spearman(pub_mfu, pred_mfu);
+    }
+    return rep;
+}
+
+}  // namespace tessel

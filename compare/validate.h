@@ -1,0 +1,79 @@
+// tessel validate: predict published training runs and compare each with the figure its source
+// published. A row of the runs file (configs/validation/published_runs.json) names the model, the
+// GPUs, the parallel layout and one throughput figure; every null field takes the framework's
+// documented default by a general rule (validate.cpp, "Rules"), never by a rule for one row.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "core/json_io.h"
+#include "core/model_spec.h"
+#include "core/plan.h"
+#include "simulator/simulate.h"
+
+namespace tessel {
+
+// How a row is turned into a model, a cluster, a plan and simulator options.
+struct ValidationCase {
+    std::string name;
+    ModelSpec model;
+    ClusterSpec cluster;
+    Plan plan;
+    SimulateOptions options;
+    // torchtitan's "selective" activation checkpointing re-runs about half of each forward
+    // (every other matmul, or every other layer): simulated as the midpoint of none and full.
+    bool half_recompute = false;
+    std::vector<std::string> assumptions;  // every default a null field took, in words
+};
+
+enum class PublishedMetric { tokens_per_s_per_gpu, iteration_time_s, hardware_tflops_per_gpu, model_tflops_per_gpu, mfu };
+const char* to_string(PublishedMetric m);
+
+struct ValidationRow {
+    std::string name;
+    std::string source;
+    bool modelable = false;
+    std::string skipped_because;
+    ValidationCase setup;
+    PublishedMetric metric = PublishedMetric::tokens_per_s_per_gpu;
+    double published = 0, predicted = 0;
+    double error = 0;                        // (predicted - published) / published
+    double published_mfu = 0, predicted_mfu = 0;  // utilization implied, under tessel's FLOP count
+    double step_time_s = 0;
+    bool fits = false;
+    double memory_GiB = 0;
+    SimulationResult result;
+};
+
+struct ValidationSummary {
+    int rows = 0, modelable = 0;
+    double mape = 0;                 // mean |error| over modelable rows
+    double worst_error = 0;          // signed, of the row with the largest |error|
+    std::string worst_row;
+    double spearman = 0;             // rank correlation of implied utilization, published vs predicted
+    double fit_share = 0;            // share of modelable rows predicted to fit in memory
+    int within_15_percent = 0;
+};
+
+struct ValidationReport {
+    std::vector<ValidationRow> rows;
+    ValidationSummary summary;
+};
+
+// Builds the case for one row; InputError (naming `origin`, the row and the key) when a field
+// the rules need is missing or the layout is not valid for the model.
+ValidationCase validation_case(const json& row, const std::string& origin);
+// `profile`, when given, replaces every cluster's profile (see simulator/hardware_efficiency.h),
+// e.g. one written by `tessel calibrate`.
+ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt);
+
+// Spearman's rank correlation (ties share their mean rank).
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+// The Markdown report; `command` is the line that produced it.
+std::string validation_markdown(const ValidationReport& r, const std::string& origin, const std::string& command);
+json to_json(const ValidationReport& r);
+
+}  // namespace tessel
