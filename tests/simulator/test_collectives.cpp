@@ -1,0 +1,66 @@
+// Collective costs against their α–β hand derivations and nccl-tests' bus-bandwidth factors.
+#include <gtest/gtest.h>
+
+#include "core/topology.h"
+#include "simulator/comm_cost.h"
+#include "test_clusters.h"
+
+using namespace tessel;
+
+TEST(Collectives, BusBandwidthFactorsAreNcclTests) {
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_reduce, 8), 2.0 * 7 / 8);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_gather, 8), 7.0 / 8);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::reduce_scatter, 4), 3.0 / 4);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::all_to_all, 16), 15.0 / 16);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::send_recv, 2), 1.0);
+    // S for the gathering collectives is the whole buffer: count x size x n.
+    EXPECT_DOUBLE_EQ(algbw_bytes(Collective::all_gather, 1000, 2, 8), 16000);
+    EXPECT_DOUBLE_EQ(algbw_bytes(Collective::all_reduce, 1000, 2, 8), 2000);
+    // 1 GB all-reduced in 10 ms over 8 ranks: algbw 100 GB/s, busbw 175 GB/s.
+    EXPECT_NEAR(bus_bandwidth(Collective::all_reduce, 8, 1e9, 0.01), 175e9, 1e-3);
+}
+
+TEST(Collectives, RingAllReduceIsTwoNMinusOneOverN) {
+    CommGroup g;
+    g.size = 8;
+    g.bandwidth_Bps = 200e9;
+    g.hop_latency_s = 5e-6;
+    g.call_latency_s = 10e-6;
+    const double B = 256e6;
+    // 2(n-1) steps of B/n bytes each, every step paying one hop's latency.
+    const double expected = 2.0 * 7 / 8 * B / 200e9 + 2 * 7 * 5e-6 + 10e-6;
+    EXPECT_NEAR(ring_all_reduce_time(B, g), expected, 1e-12);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, B, g), expected, 1e-12);
+    // All-gather and reduce-scatter: half the steps.
+    EXPECT_NEAR(collective_time(Collective::all_gather, B, g), 7.0 / 8 * B / 200e9 + 7 * 5e-6 + 10e-6, 1e-12);
+    EXPECT_NEAR(collective_time(Collective::send_recv, B, g), B / 200e9 + 5e-6 + 10e-6, 1e-12);
+}
+
+TEST(Collectives, GroupInsideANodeRunsOnNvlink) {
+    const ClusterSpec c = test::simple_node(300, 3);
+    const Topology topo(c);
+    const HardwareEfficiency e = hardware_efficiency(c);
+    const CommGroup g = make_comm_group(topo, {0, 1, 2, 3, 4, 5, 6, 7}, e);
+    EXPECT_EQ(g.num_nodes, 1);
+    EXPECT_NEAR(g.bandwidth_Bps, 300e9, 1e3);
+    const double B = 1e9;
+    EXPECT_NEAR(collective_time(Collective::all_reduce, B, g), 2.0 * 7 / 8 * B / 300e9 + 2 * 7 * g.hop_latency_s, 1e-9);
+    // Across two nodes a pair of GPUs is bound by its NIC (25 GB/s), far below NVLink.
+    const CommGroup cross = make_comm_group(topo, {0, 8}, e);
+    EXPECT_EQ(cross.num_nodes, 2);
+    EXPECT_LE(cross.bandwidth_Bps, 25e9 + 1);
+}
+
+TEST(Collectives, TreeBeatsTheRingOnlyForSmallMessagesAcrossManyNodes) {
+    CommGroup g;
+    g.size = 512;
+    g.bandwidth_Bps = 100e9;
+    g.hop_latency_s = 5e-6;
+    g.num_nodes = 64;
+    g.members_per_node = 8;
+    // Small message: the ring's 2(n-1) latency steps dominate, the tree's depth does not.
+    EXPECT_LT(tree_all_reduce_time(1e5, g), ring_all_reduce_time(1e5, g));
+    EXPECT_LT(collective_time(Collective::all_reduce, 1e5, g), ring_all_reduce_time(1e5, g));
+    // Large message: bandwidth terms are comparable; the collective never costs more than either.
+    EXPECT_LE(collective_time(Collective::all_reduce, 1e10, g), ring_all_reduce_time(1e10, g));
+}

@@ -1,0 +1,70 @@
+// The compute model's shape effects, each against an independent count.
+#include <gtest/gtest.h>
+
+#include "core/presets.h"
+#include "simulator/compute_cost.h"
+
+using namespace tessel;
+
+namespace {
+ComputeModel a100() {
+    const ClusterSpec c = load_cluster("dgx-a100");
+    HardwareEfficiency e = hardware_efficiency(c);
+    e.kernel_launch_s = 0;
+    return ComputeModel(c.gpu, e, Precision::bf16);
+}
+}  // namespace
+
+TEST(ComputeCost, LargeSquareGemmReachesTheMeasuredCeiling) {
+    const auto gpu = a100();
+    // 8192^3: 64 x 32 = 2048 tiles of 128x256 over 108 SMs = 19 waves, 96% full; K ramp 8192/(8192+96).
+    const double eff = gpu.gemm_efficiency({8192, 8192, 8192});
+    EXPECT_NEAR(eff, 0.859 * (2048.0 / (19 * 108)) * (8192.0 / (8192 + 96)), 0.02);
+    EXPECT_NEAR(gpu.gemm_time({8192, 8192, 8192}), 2.0 * 8192.0 * 8192 * 8192 / (312e12 * eff), 1e-6);
+}
+
+TEST(ComputeCost, SkinnyAndShortGemmsRunSlower) {
+    const auto gpu = a100();
+    const double big = gpu.gemm_efficiency({8192, 8192, 8192});
+    EXPECT_LT(gpu.gemm_efficiency({8192, 8192, 64}), 0.6 * big);   // short K
+    EXPECT_LT(gpu.gemm_efficiency({64, 4096, 4096}), 0.8 * big);   // few rows: padding and one partial wave
+    // A matrix-vector product is bandwidth bound: it reads the whole 2 x 4096 x 4096-byte matrix.
+    EXPECT_NEAR(gpu.gemm_time({1, 4096, 4096}), 2.0 * 4096 * 4096 / (2039e9 * 0.85), 2e-6);
+}
+
+TEST(ComputeCost, CausalFlashAttentionRunsTheLowerTriangle) {
+    AttentionShape a{32, 4096, 4096, 128, true};
+    // 32 blocks of 128 per side: 32*33/2 of 32*32 blocks visited.
+    EXPECT_NEAR(a.forward_flops(), 4.0 * 32 * 4096.0 * 4096 * 128 * (33.0 / 64), 1.0);
+    AttentionShape full = a;
+    full.causal = false;
+    EXPECT_NEAR(full.forward_flops(), 4.0 * 32 * 4096.0 * 4096 * 128, 1.0);
+    EXPECT_NEAR(a.backward_flops(), 2.5 * a.forward_flops(), 1.0);
+    const auto gpu = a100();
+    EXPECT_LT(gpu.attention_forward_time(a), gpu.attention_forward_time(full));
+}
+
+TEST(ComputeCost, Fp8GemmsUseTheFp8Peak) {
+    const ClusterSpec c = load_cluster("dgx-h100");
+    HardwareEfficiency e = hardware_efficiency(c);
+    const ComputeModel bf16(c.gpu, e, Precision::bf16), fp8(c.gpu, e, Precision::fp8);
+    EXPECT_DOUBLE_EQ(fp8.gemm_peak_flops(), 1979e12);
+    EXPECT_DOUBLE_EQ(fp8.other_peak_flops(), 989e12);
+    EXPECT_LT(fp8.gemm_time({8192, 8192, 8192}), 0.6 * bf16.gemm_time({8192, 8192, 8192}));
+}
+
+TEST(ComputeCost, ProfileOverridesTheDefaults) {
+    ClusterSpec c = load_cluster("dgx-a100");
+    c.profile = json{{"gemm_max_efficiency", 0.5}, {"kernel_launch_us", 7}, {"collective", {{"latency_us", 20}}}};
+    const HardwareEfficiency e = hardware_efficiency(c);
+    EXPECT_DOUBLE_EQ(e.gemm_max_efficiency, 0.5);
+    EXPECT_DOUBLE_EQ(e.kernel_launch_s, 7e-6);
+    EXPECT_DOUBLE_EQ(e.collective_latency_s, 20e-6);
+    EXPECT_DOUBLE_EQ(e.memory_bandwidth_efficiency, HardwareEfficiency{}.memory_bandwidth_efficiency);
+    // Round trip through the profile format.
+    ClusterSpec again = c;
+    again.profile = to_profile_json(e);
+    const HardwareEfficiency e2 = hardware_efficiency(again);
+    EXPECT_DOUBLE_EQ(e2.gemm_max_efficiency, 0.5);
+    EXPECT_DOUBLE_EQ(e2.collective_latency_s, 20e-6);
+}

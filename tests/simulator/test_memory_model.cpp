@@ -1,0 +1,131 @@
+// Memory against the papers' own figures and formulas.
+#include <gtest/gtest.h>
+
+#include "core/presets.h"
+#include "simulator/memory_model.h"
+#include "simulator/simulate.h"
+
+using namespace tessel;
+
+TEST(MemoryModel, ZeroPaperExample) {
+    // Rajbhandari et al. 2020, Fig. 1: Ψ = 7.5B, N_d = 64, K = 12 (mixed-precision Adam), in
+    // 10^9-byte GB: baseline (2+2+12)Ψ = 120; P_os 31.4; P_os+g 16.6; P_os+g+p 1.9.
+    const double psi = 7.5e9, GB = 1e9;
+    EXPECT_NEAR(model_state_bytes(psi, 0, 64, Precision::fp16).total() / GB, 120.0, 0.05);
+    EXPECT_NEAR(model_state_bytes(psi, 1, 64, Precision::fp16).total() / GB, 31.4, 0.05);
+    EXPECT_NEAR(model_state_bytes(psi, 2, 64, Precision::fp16).total() / GB, 16.6, 0.05);
+    EXPECT_NEAR(model_state_bytes(psi, 3, 64, Precision::bf16).total() / GB, 1.9, 0.05);
+    // The parts: stage 1 shards only the 12Ψ.
+    const auto s1 = model_state_bytes(psi, 1, 64, Precision::bf16);
+    EXPECT_DOUBLE_EQ(s1.weights, 2 * psi);
+    EXPECT_DOUBLE_EQ(s1.gradients, 2 * psi);
+    EXPECT_DOUBLE_EQ(s1.optimizer, 12 * psi / 64);
+}
+
+namespace {
+// A GPT-3-175B layer shape (Brown et al. 2020) for Korthikanti et al. 2022, Table 2.
+ModelSpec gpt_shape() {
+    ModelSpec m;
+    m.name = "gpt";
+    m.num_layers = 96;
+    m.hidden_size = 12288;
+    m.num_attention_heads = 96;
+    m.num_kv_heads = 96;
+    m.head_dim = 128;
+    m.ffn_hidden_size = 4 * 12288;
+    m.vocab_size = 51200;
+    m.seq_length = 2048;
+    m.max_position_embeddings = 2048;
+    return m;
+}
+Plan plan(int tp, bool sp, Recompute rc) {
+    Plan p;
+    p.tp = tp;
+    p.sequence_parallel = sp;
+    p.recompute = rc;
+    p.seq_length = 2048;
+    p.microbatch_size = 2;
+    p.precision = Precision::fp16;
+    return p;
+}
+}  // namespace
+
+TEST(MemoryModel, KorthikantiTable2) {
+    const ModelSpec m = gpt_shape();
+    const double s = 2048, b = 2, h = 12288, a = 96, t = 8;
+    // Korthikanti et al. 2022 counts unfused attention and dropout.
+    const ActivationOptions paper{false, true};
+    const double sbh = s * b * h;
+    // No parallelism: sbh (34 + 5as/h).
+    EXPECT_NEAR(layer_activation_bytes(m, plan(1, false, Recompute::none), paper), sbh * (34 + 5 * a * s / h), 1.0);
+    // Tensor parallel: sbh (10 + 24/t + 5as/(ht)).
+    EXPECT_NEAR(layer_activation_bytes(m, plan(8, false, Recompute::none), paper), sbh * (10 + 24 / t + 5 * a * s / (h * t)), 1.0);
+    // Tensor + sequence parallel: sbh/t (34 + 5as/h).
+    EXPECT_NEAR(layer_activation_bytes(m, plan(8, true, Recompute::none), paper), sbh / t * (34 + 5 * a * s / h), 1.0);
+    // Selective recompute drops the 5as/h term.
+    EXPECT_NEAR(layer_stored_activation_bytes(m, plan(8, true, Recompute::selective), paper), sbh / t * 34, 1.0);
+    EXPECT_NEAR(layer_stored_activation_bytes(m, plan(8, false, Recompute::selective), paper), sbh * (10 + 24 / t), 1.0);
+    // Full recompute keeps the layer input: 2sbh (split by t with sequence parallelism).
+    EXPECT_NEAR(layer_stored_activation_bytes(m, plan(8, false, Recompute::full), paper), 2 * sbh, 1.0);
+    EXPECT_NEAR(layer_stored_activation_bytes(m, plan(8, true, Recompute::full), paper), 2 * sbh / t, 1.0);
+}
+
+TEST(MemoryModel, FlashAttentionStoresNoScores) {
+    const ModelSpec m = gpt_shape();
+    const double s = 2048, b = 2, h = 12288, a = 96;
+    // Flash attention keeps the output (already counted as the projection input) and an fp32
+    // log-sum-exp per head and query.
+    const ActivationOptions flash{true, true};
+    EXPECT_NEAR(layer_activation_bytes(m, plan(1, false, Recompute::none), flash), s * b * h * 34 + 4 * a * s * b, 1.0);
+}
+
+TEST(MemoryModel, GpipeHoldsMoreMicrobatchesThanOneFOneB) {
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = load_cluster("dgx-a100");
+    Plan p;
+    p.pp = 4;
+    p.dp = 1;
+    p.microbatch_size = 1;
+    p.global_batch_size = 16;  // 16 microbatches
+    p.seq_length = 1024;
+    p.schedule = Schedule::one_f_one_b;
+    const auto f1b1 = estimate_memory(m, c, p);
+    p.schedule = Schedule::gpipe;
+    const auto gpipe = estimate_memory(m, c, p);
+    // 1F1B's first stage holds pp = 4 microbatches, GPipe's all 16.
+    EXPECT_GT(gpipe.activations, 3.0 * f1b1.activations);
+    // Model states do not depend on the schedule.
+    const auto a = memory_per_rank(m, c, p, default_activation_options(m));
+    p.schedule = Schedule::one_f_one_b;
+    const auto b = memory_per_rank(m, c, p, default_activation_options(m));
+    EXPECT_DOUBLE_EQ(a[0].states.total(), b[0].states.total());
+    EXPECT_DOUBLE_EQ(a[3].states.total(), b[3].states.total());
+}
+
+TEST(MemoryModel, ParametersSplitOverTheRanks) {
+    const ModelSpec m = load_model("llama3-8b");
+    Plan p;
+    p.tp = 2;
+    p.pp = 4;
+    double sum = 0;
+    for (int r = 0; r < p.pp; ++r) sum += parameters_on_rank(m, p, r);
+    // Every layer weight is split over tp; norms are replicated, so the sum is a little above total/tp.
+    const double total = 8.03e9;
+    EXPECT_GT(sum, total / 2 * 0.99);
+    EXPECT_LT(sum, total / 2 * 1.01);
+}
+
+TEST(MemoryModel, PlanTooBigReportsDoesNotFit) {
+    const ModelSpec m = load_model("gpt3-175b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 8);
+    Plan p;
+    p.tp = 8;
+    p.global_batch_size = 8;
+    p.seq_length = 2048;
+    const auto r = simulate(m, c, p);
+    EXPECT_FALSE(r.fits);
+    EXPECT_GT(r.memory_GiB.peak, 80.0);
+    ASSERT_FALSE(r.notes.empty());
+    EXPECT_NE(r.notes[0].find("does not fit"), std::string::npos);
+    EXPECT_GT(r.step_time_s, 0.0);  // still simulated
+}

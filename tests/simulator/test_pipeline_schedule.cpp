@@ -1,0 +1,139 @@
+// The schedule simulated event by event against the closed forms of Narayanan et al. 2021 §2.2:
+// with free communication and equal stages, the bubble of 1F1B (and GPipe) is (p-1)/(m+p-1) of
+// the step, and interleaving v chunks per rank shrinks it to (p-1)/(v m + p - 1).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/presets.h"
+#include "simulator/pipeline_sim.h"
+#include "simulator/simulate.h"
+#include "test_clusters.h"
+
+using namespace tessel;
+
+namespace {
+// Equal stages: forward f, backward b per microbatch and whole stage; v chunks split both.
+PipelineInput balanced(Schedule s, int pp, int m, int v, double f = 1.0, double b = 2.0) {
+    PipelineInput in;
+    in.schedule = s;
+    in.pp = pp;
+    in.virtual_stages = v;
+    in.microbatches = m;
+    const int stages = pp * v;
+    in.forward.assign(stages, ActionParts{});
+    in.backward.assign(stages, ActionParts{});
+    for (int i = 0; i < stages; ++i) {
+        in.forward[i].compute = f / v;
+        in.backward[i].compute = b / v;
+    }
+    in.send_forward_s.assign(stages, 0.0);
+    in.send_backward_s.assign(stages, 0.0);
+    return in;
+}
+}  // namespace
+
+TEST(PipelineSchedule, OneFOneBBubbleMatchesClosedForm) {
+    for (int pp : {2, 4, 8})
+        for (int m : {1, 4, 8, 32}) {
+            const auto out = simulate_pipeline(balanced(Schedule::one_f_one_b, pp, m, 1));
+            // Hand derivation: every rank does m (f + b) of work; the last one starts p-1
+            // forwards late and the first one ends p-1 backwards late.
+            const double ideal = m * 3.0;
+            EXPECT_NEAR(out.step_s, (m + pp - 1) * 3.0, 1e-9) << "pp " << pp << " m " << m;
+            EXPECT_NEAR((out.step_s - ideal) / out.step_s, double(pp - 1) / (m + pp - 1), 1e-9);
+            EXPECT_NEAR(out.ranks[0].bubble_s, (pp - 1) * 3.0, 1e-9);
+        }
+}
+
+TEST(PipelineSchedule, GPipeTakesAsLongAsOneFOneB) {
+    for (int pp : {2, 4, 8})
+        for (int m : {1, 3, 8, 16}) {
+            const auto gpipe = simulate_pipeline(balanced(Schedule::gpipe, pp, m, 1));
+            const auto f1b1 = simulate_pipeline(balanced(Schedule::one_f_one_b, pp, m, 1));
+            EXPECT_NEAR(gpipe.step_s, f1b1.step_s, 1e-9) << "pp " << pp << " m " << m;
+        }
+}
+
+TEST(PipelineSchedule, InterleavingShrinksTheBubbleByV) {
+    for (int pp : {2, 4})
+        for (int v : {2, 3})
+            for (int m : {pp, 2 * pp, 4 * pp}) {
+                const auto out = simulate_pipeline(balanced(Schedule::interleaved, pp, m, v));
+                const double work = m * 3.0;
+                const double bubble = out.step_s - work;
+                EXPECT_NEAR(bubble / out.step_s, double(pp - 1) / (v * m + pp - 1), 1e-9)
+                    << "pp " << pp << " v " << v << " m " << m;
+            }
+}
+
+TEST(PipelineSchedule, TransfersDelayTheNextStage) {
+    // One microbatch through two stages: F0, send, F1, B1, send back, B0.
+    auto in = balanced(Schedule::one_f_one_b, 2, 1, 1);
+    in.send_forward_s = {0.25, 0.0};
+    in.send_backward_s = {0.0, 0.5};
+    const auto out = simulate_pipeline(in);
+    EXPECT_NEAR(out.step_s, 1.0 + 0.25 + 1.0 + 2.0 + 0.5 + 2.0, 1e-9);
+    EXPECT_NEAR(out.ranks[1].pp_wait_s, 0.25, 1e-9);
+    EXPECT_NEAR(out.ranks[0].pp_wait_s, 0.5, 1e-9);
+}
+
+TEST(PipelineSchedule, GradientBucketsOverlapTheLastBackward) {
+    auto in = balanced(Schedule::one_f_one_b, 1, 2, 1);
+    in.buckets_s = {{0.5, 0.5}};  // two buckets, released half-way and at the end of the last backward
+    const auto overlapped = simulate_pipeline(in);
+    // Work 6; the first bucket runs [5, 5.5] beside the backward, the second [6, 6.5].
+    EXPECT_NEAR(overlapped.step_s, 6.5, 1e-9);
+    in.overlap_grad_reduce = false;
+    EXPECT_NEAR(simulate_pipeline(in).step_s, 7.0, 1e-9);
+}
+
+TEST(Simulate, FreeCommunicationBubbleFollowsTheSchedule) {
+    // The end-to-end simulator on a cluster where communication is free: its bubble on the
+    // critical rank is (p-1)/(m+p-1) up to the small imbalance the embedding and LM head add to
+    // the end stages (a 128-token vocabulary keeps them small).
+    ModelSpec m = load_model("gpt2-1.5b");
+    m.vocab_size = 128;
+    const ClusterSpec c = test::free_communication_cluster(8);
+    Plan p;
+    p.pp = 4;
+    p.dp = 2;
+    p.microbatch_size = 1;
+    p.global_batch_size = 32;  // 16 microbatches
+    p.seq_length = 1024;
+    const auto r = simulate(m, c, p);
+    const double expected = 3.0 / (16 + 3);
+    EXPECT_NEAR(r.time_s.bubble / r.step_time_s, expected, 0.05 * expected);
+    EXPECT_LT(r.time_s.tp_comm_exposed + r.time_s.pp_comm_exposed + r.time_s.dp_comm_exposed, 1e-3 * r.step_time_s);
+}
+
+TEST(Simulate, TraceHasOneTrackPerStage) {
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = load_cluster("dgx-a100");
+    Plan p;
+    p.tp = 2;
+    p.pp = 4;
+    p.dp = 2;
+    p.microbatch_size = 1;
+    p.global_batch_size = 16;
+    p.seq_length = 1024;
+    SimulateOptions o;
+    o.record_trace = true;
+    const auto r = simulate(m, resize_cluster(c, 16), p, o);
+    std::set<std::string> stage_tracks, comm_tracks;
+    for (const auto& e : r.trace) {
+        if (e.track.find('/') == std::string::npos) stage_tracks.insert(e.track);
+        else comm_tracks.insert(e.track);
+    }
+    EXPECT_EQ(stage_tracks.size(), 4u);
+    EXPECT_TRUE(stage_tracks.count("pp stage 0") && stage_tracks.count("pp stage 3"));
+    EXPECT_TRUE(comm_tracks.count("pp stage 0 / tp comm"));
+    EXPECT_TRUE(comm_tracks.count("pp stage 0 / p2p forward"));
+    EXPECT_TRUE(comm_tracks.count("pp stage 0 / dp comm"));
+    const json trace = to_chrome_trace(r);
+    ASSERT_TRUE(trace.contains("traceEvents"));
+    int spans = 0;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "X") ++spans;
+    EXPECT_EQ(spans, int(r.trace.size()));
+}

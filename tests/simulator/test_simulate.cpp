@@ -1,0 +1,127 @@
+// The end-to-end simulator: its accounting identities and the bounds it promises the planner.
+#include <gtest/gtest.h>
+
+#include "core/accounting.h"
+#include "core/presets.h"
+#include "simulator/simulate.h"
+
+using namespace tessel;
+
+namespace {
+Plan gpt3_plan() {
+    Plan p;
+    p.tp = 8;
+    p.pp = 8;
+    p.dp = 2;
+    p.microbatch_size = 1;
+    p.global_batch_size = 64;
+    p.seq_length = 2048;
+    p.virtual_stages = 2;
+    p.schedule = Schedule::interleaved;
+    p.sequence_parallel = true;
+    p.recompute = Recompute::selective;
+    p.zero_stage = 1;
+    return p;
+}
+}  // namespace
+
+TEST(Simulate, BreakdownAddsUpToTheStep) {
+    const ModelSpec m = load_model("gpt3-175b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 128);
+    const auto r = simulate(m, c, gpt3_plan());
+    const auto& t = r.time_s;
+    const double sum = t.compute + t.recompute + t.bubble + t.tp_comm_exposed + t.cp_comm_exposed + t.pp_comm_exposed +
+                       t.dp_comm_exposed + t.optimizer;
+    EXPECT_NEAR(sum, r.step_time_s, 1e-9 * r.step_time_s);
+    EXPECT_GT(t.compute, 0.5 * r.step_time_s);
+    EXPECT_GT(t.bubble, 0.0);
+    EXPECT_GT(t.tp_comm_exposed, 0.0);
+}
+
+TEST(Simulate, UtilizationFollowsTheFlopCount) {
+    const ModelSpec m = load_model("gpt3-175b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 128);
+    const Plan p = gpt3_plan();
+    const auto r = simulate(m, c, p);
+    const auto f = flops_per_token(m, p.seq_length, p.recompute);
+    const double tokens = 64.0 * 2048;
+    EXPECT_NEAR(r.tokens_per_s, tokens / r.step_time_s, 1e-6 * r.tokens_per_s);
+    EXPECT_NEAR(r.mfu, f.model * tokens / (r.step_time_s * 128 * 312e12), 1e-9);
+    EXPECT_NEAR(r.hfu / r.mfu, f.hardware / f.model, 1e-9);
+    EXPECT_GT(r.mfu, 0.2);
+    EXPECT_LT(r.mfu, 0.8);
+}
+
+TEST(Simulate, LowerBoundNeverExceedsTheSimulation) {
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    for (int tp : {4, 8})
+        for (int pp : {1, 4, 8}) {
+            Plan p;
+            p.tp = tp;
+            p.pp = pp;
+            p.dp = 64 / (tp * pp) > 0 ? 64 / (tp * pp) : 1;
+            p.microbatch_size = 1;
+            p.global_batch_size = 32 * p.dp;
+            p.seq_length = 8192;
+            p.sequence_parallel = true;
+            p.recompute = Recompute::full;
+            const auto cl = resize_cluster(c, p.world_size());
+            EXPECT_LE(step_time_lower_bound(m, cl, p), simulate(m, cl, p).step_time_s) << p.describe();
+        }
+}
+
+TEST(Simulate, TensorParallelismAcrossNodesIsBoundByTheNics) {
+    // tp 16 crosses the node boundary: on nodes with a single 25 GB/s NIC its collectives run
+    // at a twelfth of NVLink's 300 GB/s.
+    const ModelSpec m = load_model("llama3-70b");
+    ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 16);
+    c.inter_node.nics_per_node = 1;
+    Plan p;
+    p.tp = 8;
+    p.dp = 2;
+    p.global_batch_size = 16;
+    p.seq_length = 4096;
+    p.sequence_parallel = true;
+    p.recompute = Recompute::full;
+    p.zero_stage = 3;
+    const auto in_node = simulate(m, c, p);
+    p.tp = 16;
+    p.dp = 1;
+    const auto across = simulate(m, c, p);
+    EXPECT_GT(across.time_s.tp_comm_exposed, 5.0 * in_node.time_s.tp_comm_exposed);
+}
+
+TEST(Simulate, ZeroThreeGathersEveryLayer) {
+    const ModelSpec m = load_model("llama2-7b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 16);
+    Plan p;
+    p.dp = 16;
+    p.microbatch_size = 1;
+    p.global_batch_size = 64;
+    p.seq_length = 4096;
+    p.zero_stage = 1;
+    const auto z1 = simulate(m, c, p);
+    p.zero_stage = 3;
+    const auto z3 = simulate(m, c, p);
+    EXPECT_LT(z3.memory_GiB.weights, z1.memory_GiB.weights / 10);
+    EXPECT_GE(z3.step_time_s, z1.step_time_s * 0.99);
+}
+
+TEST(Simulate, JsonHasTheDesignKeys) {
+    const ModelSpec m = load_model("tiny-gpt");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 2);
+    Plan p;
+    p.dp = 2;
+    p.global_batch_size = 4;
+    p.seq_length = 128;
+    const auto r = simulate(m, c, p);
+    const json j = to_json(r, m, c);
+    for (const char* key : {"fits", "step_time_s", "mfu", "hfu", "model_tflops_per_gpu", "hardware_tflops_per_gpu",
+                            "tokens_per_s", "memory_GiB", "time_s", "plan", "model", "cluster"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    for (const char* key : {"weights", "gradients", "optimizer", "activations", "buffers", "peak"})
+        EXPECT_TRUE(j["memory_GiB"].contains(key)) << key;
+    for (const char* key : {"compute", "recompute", "bubble", "tp_comm_exposed", "pp_comm_exposed", "dp_comm_exposed", "optimizer"})
+        EXPECT_TRUE(j["time_s"].contains(key)) << key;
+}
