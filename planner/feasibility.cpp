@@ -1,0 +1,82 @@
+#include "planner/feasibility.h"
+
+#include <algorithm>
+
+#include "core/schedule.h"
+#include "core/units.h"
+#include "simulator/memory_model.h"
+
+namespace tessel {
+
+const char* describe(Rule r) {
+    switch (r) {
+        case Rule::ok: return "ok";
+        case Rule::heads_tp: return "TP must divide the attention heads";
+        case Rule::kv_heads_tp: return "TP must divide the KV heads, or the KV heads divide TP";
+        case Rule::ffn_tp: return "TP must divide the FFN width";
+        case Rule::layers_pp:
+            return "PP x virtual stages must divide the layers (or, without interleaving, leave only the "
+                   "first and last stage uneven)";
+        case Rule::cp_seq: return "the sequence must be a multiple of 2 x CP";
+        case Rule::batch_dp: return "the global batch must be a multiple of DP x microbatch";
+        case Rule::interleave_microbatches: return "interleaving needs the microbatches per step to be a multiple of PP";
+        case Rule::sp_seq: return "sequence parallelism needs TP > 1 and TP dividing the sequence per CP rank";
+        case Rule::positions: return "the sequence must fit the model's learned position table";
+        case Rule::memory: return "the plan must fit in GPU memory with the requested headroom";
+    }
+    return "?";
+}
+
+bool pipeline_split_supported(int num_layers, int pp, int v) {
+    if (pp < 1 || v < 1 || pp * v > num_layers) return false;
+    if (num_layers % (pp * v) == 0) return true;
+    if (v > 1) return false;
+    const auto layers = layers_per_chunk(num_layers, pp, 1);
+    if (pp <= 2) return true;  // first and last stages only
+    for (int s = 2; s < pp - 1; ++s)
+        if (layers[s] != layers[1]) return false;
+    return true;
+}
+
+Rule check_rules(const ModelSpec& m, const Plan& p) {
+    if (m.num_attention_heads % p.tp != 0) return Rule::heads_tp;
+    if (m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0) return Rule::kv_heads_tp;
+    if (m.ffn_hidden_size % p.tp != 0) return Rule::ffn_tp;
+    if (!pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages) || (p.virtual_stages > 1 && p.pp < 2))
+        return Rule::layers_pp;
+    if (p.cp > 1 && p.seq_length % (2 * p.cp) != 0) return Rule::cp_seq;
+    if (p.global_batch_size % (p.dp * p.microbatch_size) != 0) return Rule::batch_dp;
+    if (p.virtual_stages > 1 && p.num_microbatches() % p.pp != 0) return Rule::interleave_microbatches;
+    if (p.sequence_parallel && (p.tp < 2 || (p.seq_length / p.cp) % p.tp != 0)) return Rule::sp_seq;
+    if (m.position_embedding == PositionEmbedding::learned && p.seq_length > m.max_position_embeddings)
+        return Rule::positions;
+    return Rule::ok;
+}
+
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p) {
+    return memory_lower_bound_GiB(m, p, parameters_on_rank(m, p, 0), parameters_on_rank(m, p, p.pp - 1));
+}
+
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, double params_first, double params_last) {
+    const int shard = p.dp * p.cp;
+    const double first = model_state_bytes(params_first, p.zero_stage, shard, p.precision).total();
+    const double last = model_state_bytes(params_last, p.zero_stage, shard, p.precision).total();
+    // Rank 0 runs its warm-up forwards and one more before its first backward frees anything.
+    const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
+    const int microbatches = p.num_microbatches();
+    const int in_flight = std::min(warmup_forwards(p.schedule, p.pp, 0, microbatches, v) + 1, microbatches * v);
+    int fewest = m.num_layers;
+    if (v > 1 || m.num_layers % p.pp == 0) {
+        fewest = m.num_layers / (p.pp * v);
+    } else {
+        const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
+        for (int c = 0; c < v; ++c) fewest = std::min(fewest, layers[c * p.pp]);
+    }
+    const double stored = layer_stored_activation_bytes(m, p, default_activation_options(m));
+    const double rank0 = first + double(in_flight) * fewest * stored;
+    return (std::max(rank0, last) + kRuntimeReservedBytes) / units::GiB;
+}
+
+double usable_memory_GiB(const ClusterSpec& c, double headroom) { return c.gpu.memory_GiB * (1.0 - headroom); }
+
+}  // namespace tessel

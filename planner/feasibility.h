@@ -1,0 +1,60 @@
+// The rules a plan must satisfy before it is worth simulating, each with a name the user sees when
+// it rejects everything. These are the checks Megatron-LM, DeepSpeed and torchtitan make at start-up
+// (see shared reference config-formats.md), plus memory by the simulator's memory model.
+//
+// Choices made here:
+// - KV heads: TP must divide the KV heads, or the KV heads must divide TP (each TP rank then keeps
+//   one replicated KV head) — what core's validate_plan allows and Megatron-Core >= 0.16 runs
+//   (transformer_config.py: "a multiple or divisor of TP"). The Megatron exporter says so when a
+//   plan needs it.
+// - Uneven pipelines: without interleaving, PP need not divide the layers if core's
+//   layers_per_chunk split leaves every middle stage equal, so that only the first and last stages
+//   differ — the shape Megatron expresses with --decoder-first/last-pipeline-num-layers. With
+//   interleaving PP x V must divide the layers.
+#pragma once
+#include <string>
+
+#include "core/cluster_spec.h"
+#include "core/model_spec.h"
+#include "core/plan.h"
+
+namespace tessel {
+
+enum class Rule {
+    ok,
+    heads_tp,            // num_attention_heads % tp
+    kv_heads_tp,         // kv % tp and tp % kv both nonzero
+    ffn_tp,              // ffn_hidden_size % tp
+    layers_pp,           // pp x v layers split Megatron cannot express (or more stages than layers)
+    cp_seq,              // seq % (2 cp)
+    batch_dp,            // global % (dp x microbatch)
+    interleave_microbatches,  // interleaving with microbatches % pp != 0
+    sp_seq,              // sequence parallel needs tp > 1 and (seq / cp) % tp == 0
+    positions,           // learned position table shorter than the sequence
+    memory,              // does not fit with the requested headroom
+};
+inline constexpr int kNumRules = int(Rule::memory) + 1;
+
+// One line saying what the rule demands.
+const char* describe(Rule r);
+
+// The first rule (in the order above) the plan breaks, ignoring memory; Rule::ok if none.
+Rule check_rules(const ModelSpec& m, const Plan& p);
+
+// Whether layers split over pp x v model chunks in a way Megatron expresses: evenly, or (v = 1)
+// with only the first and last stage different.
+bool pipeline_split_supported(int num_layers, int pp, int virtual_stages);
+
+// A cheap lower bound on the simulator's peak memory per GPU (GiB), for pruning before the exact
+// estimate: each pipeline rank's model states, the runtime's reservation, and on the first rank
+// the stored activations of the microbatches 1F1B (or the interleaved schedule) has in flight when
+// its first backward starts.
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p);
+// The same with the parameters of the first and last pipeline rank given (simulator's
+// parameters_on_rank), which the search computes once per (tp, pp, v).
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, double params_first, double params_last);
+
+// GiB a GPU may use: its memory less the headroom fraction.
+double usable_memory_GiB(const ClusterSpec& c, double headroom);
+
+}  // namespace tessel

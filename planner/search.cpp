@@ -1,0 +1,404 @@
+#include "planner/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "planner/step_bound.h"
+#include "simulator/memory_model.h"
+
+namespace tessel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const char* const kPlacements[] = {"tp-cp-dp-pp", "tp-cp-pp-dp", "tp-pp-cp-dp", "tp-dp-cp-pp", "tp-pp-dp-cp", "tp-dp-pp-cp"};
+
+int placement_index(const std::string& s) {
+    for (int i = 0; i < 6; ++i)
+        if (s == kPlacements[i]) return i;
+    return 0;
+}
+
+// One point of the space without its ZeRO stage: the unit the bound is computed and sorted on.
+struct Group {
+    std::int32_t tp, pp, cp, dp, mb, v;
+    std::int8_t recompute, sp, placement, zeros;  // zeros: ZeRO stages to try (4, or 1 without sharding)
+    double key;                                   // lower bound on the objective's score
+    double step_bound;                            // lower bound on the step time (s)
+    double params_first, params_last;             // parameters on the first and last pipeline rank
+};
+
+Plan plan_of(const Group& g, const PlanRequest& req, int zero) {
+    Plan p;
+    p.tp = g.tp;
+    p.pp = g.pp;
+    p.cp = g.cp;
+    p.dp = g.dp;
+    p.microbatch_size = g.mb;
+    p.virtual_stages = g.v;
+    p.schedule = g.v > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    p.recompute = Recompute(g.recompute);
+    p.sequence_parallel = g.sp;
+    p.placement = kPlacements[int(g.placement)];
+    p.zero_stage = zero;
+    p.global_batch_size = req.global_batch_size;
+    p.seq_length = req.seq_length;
+    p.precision = req.precision;
+    return p;
+}
+
+// ZeRO stages only differ when something shards them.
+int zero_stages(int dp, int cp) { return dp * cp > 1 ? 4 : 1; }
+
+struct Enumeration {
+    std::vector<Group> groups;
+    long long considered = 0, rejected = 0;
+    std::array<long long, kNumRules> rejected_by_rule{};
+};
+
+Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanRequest& req, const std::vector<int>& worlds,
+                      const StepBound& bound, Objective objective) {
+    Enumeration e;
+    std::map<std::tuple<int, int, int, int>, std::vector<std::string>> placements_cache;
+    auto placements = [&](const ParallelSizes& s) -> const std::vector<std::string>& {
+        auto key = std::make_tuple(s.tp, s.cp, s.dp, s.pp);
+        auto it = placements_cache.find(key);
+        if (it == placements_cache.end()) it = placements_cache.emplace(key, distinct_placements(s, c.gpus_per_node)).first;
+        return it->second;
+    };
+    std::map<std::tuple<int, int, int>, std::vector<double>> params_cache;
+    auto reject = [&](Rule r, long long n) {
+        e.rejected += n;
+        e.rejected_by_rule[int(r)] += n;
+    };
+    for (int world : worlds)
+        for (int tp : divisors(world))
+            for (int pp : divisors(world / tp))
+                for (int cp : divisors(world / tp / pp)) {
+                    const int dp = world / (tp * pp * cp);
+                    const ParallelSizes sizes{tp, cp, dp, pp};
+                    const auto& orders = placements(sizes);
+                    const int zeros = zero_stages(dp, cp);
+                    const int sps = tp > 1 ? 2 : 1;
+                    const long long per_v = 3LL * sps * (long long)orders.size() * zeros;  // below (mb, v)
+                    auto mbs = microbatch_sizes(req.global_batch_size, dp);
+                    const auto vs = virtual_stage_counts(m.num_layers, pp);
+                    const long long subtree = (long long)std::max<std::size_t>(1, mbs.size()) * vs.size() * per_v;
+                    e.considered += subtree;
+
+                    Group g{tp, pp, cp, dp, 1, 1, 0, 0, 0, std::int8_t(zeros), 0, 0, 0, 0};
+                    Plan probe = plan_of(g, req, 0);
+                    // Rules of the (tp, pp, cp) shape first, on its simplest variant.
+                    Rule r = check_rules(m, probe);
+                    if (r != Rule::ok && r != Rule::layers_pp && r != Rule::batch_dp) {
+                        reject(r, subtree);
+                        continue;
+                    }
+                    if (mbs.empty()) {
+                        reject(Rule::batch_dp, subtree);
+                        continue;
+                    }
+                    for (int mb : mbs)
+                        for (int v : vs) {
+                            g.mb = mb;
+                            g.v = v;
+                            probe = plan_of(g, req, 0);
+                            r = check_rules(m, probe);
+                            if (r != Rule::ok) {
+                                reject(r, per_v);
+                                continue;
+                            }
+                            auto& params = params_cache[std::make_tuple(tp, pp, v)];
+                            if (params.empty()) params = {parameters_on_rank(m, probe, 0), parameters_on_rank(m, probe, pp - 1)};
+                            g.params_first = params[0];
+                            g.params_last = params[1];
+                            for (int rc = 0; rc < 3; ++rc)
+                                for (int sp = 0; sp < sps; ++sp) {
+                                    g.recompute = std::int8_t(rc);
+                                    g.sp = std::int8_t(sp);
+                                    if (sp) {
+                                        probe = plan_of(g, req, 0);
+                                        r = check_rules(m, probe);
+                                        if (r != Rule::ok) {
+                                            reject(r, (long long)orders.size() * zeros);
+                                            continue;
+                                        }
+                                    }
+                                    for (const auto& order : orders) {
+                                        g.placement = std::int8_t(placement_index(order));
+                                        probe = plan_of(g, req, 0);
+                                        g.step_bound = bound(probe);
+                                        // The key bounds every ZeRO stage: memory's is smallest with
+                                        // the most sharding (the last stage tried).
+                                        double memory_key = 0;
+                                        if (objective == Objective::memory) {
+                                            probe.zero_stage = zeros - 1;
+                                            memory_key = memory_lower_bound_GiB(m, probe, g.params_first, g.params_last);
+                                        }
+                                        g.key = score_bound(g.step_bound, memory_key, world, objective);
+                                        e.groups.push_back(g);
+                                    }
+                                }
+                        }
+                }
+    return e;
+}
+
+// The K best simulated so far, and the score a plan must beat to enter them.
+class TopK {
+public:
+    TopK(int k, Objective o) : k_(std::max(1, k)), objective_(o) {}
+    double threshold() const { return threshold_.load(std::memory_order_relaxed); }
+    void offer(SimulationResult r) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        best_.push_back(std::move(r));
+        rank(best_, objective_);
+        if (int(best_.size()) > k_) best_.resize(k_);
+        if (int(best_.size()) == k_) threshold_.store(score(best_.back(), objective_), std::memory_order_relaxed);
+        best_score_.store(score(best_.front(), objective_), std::memory_order_relaxed);
+    }
+    std::vector<SimulationResult> take() { return std::move(best_); }
+    double best_score() const { return best_score_.load(std::memory_order_relaxed); }
+
+private:
+    int k_;
+    Objective objective_;
+    std::mutex mutex_;
+    std::vector<SimulationResult> best_;
+    std::atomic<double> threshold_{kInf};
+    std::atomic<double> best_score_{0.0};
+};
+
+// The nearest misses by memory, for the message when nothing fits.
+class Misses {
+public:
+    void offer(const Plan& p, double peak_GiB) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        misses_.push_back({p, peak_GiB});
+        std::sort(misses_.begin(), misses_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+        if (misses_.size() > 3) misses_.resize(3);
+    }
+    std::vector<std::pair<Plan, double>> take() { return std::move(misses_); }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::pair<Plan, double>> misses_;
+};
+
+// Exact peak memory, shared by the placements of a plan (memory does not depend on placement).
+class MemoryCache {
+public:
+    double peak_GiB(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
+        const auto key = std::make_tuple(p.tp, p.pp, p.cp, p.dp, p.microbatch_size, p.virtual_stages,
+                                         int(p.recompute), p.sequence_parallel, p.zero_stage);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = cache_.find(key);
+            if (it != cache_.end()) return it->second;
+        }
+        const double peak = estimate_memory(m, c, p, o).peak;
+        std::lock_guard<std::mutex> lock(mutex_);
+        cache_.emplace(key, peak);
+        return peak;
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::tuple<int, int, int, int, int, int, int, bool, int>, double> cache_;
+};
+
+std::string rule_summary(const SearchResult& r) {
+    std::vector<std::pair<long long, int>> counts;
+    for (int i = 1; i < kNumRules; ++i)
+        if (r.rejected_by_rule[i] > 0) counts.push_back({r.rejected_by_rule[i], i});
+    std::sort(counts.rbegin(), counts.rend());
+    std::string s;
+    for (const auto& [n, rule] : counts) s += fmt::format("\n  {:>10L} plans: {}", n, describe(Rule(rule)));
+    return s;
+}
+
+// Why nothing fits: the rule that rejected everything, or the nearest misses by memory.
+[[noreturn]] void throw_no_plan(const ModelSpec& m, const ClusterSpec& c, const SearchResult& r,
+                                const SearchOptions& o, std::vector<std::pair<Plan, double>> misses) {
+    const PlanRequest& q = r.request;
+    std::string msg = fmt::format("{} on {} GPUs ({}), global batch {}, sequence {}: ", m.name, q.num_gpus, c.name,
+                                  q.global_batch_size, q.seq_length);
+    if (r.rejected == r.considered) {
+        msg += fmt::format("all {} plans considered break a rule:{}", r.considered, rule_summary(r));
+        if (r.rejected_by_rule[int(Rule::heads_tp)] > 0 || r.rejected_by_rule[int(Rule::kv_heads_tp)] > 0)
+            msg += fmt::format("\n  (the model has {} attention heads and {} KV heads)", m.num_attention_heads, m.num_kv_heads);
+        if (r.rejected_by_rule[int(Rule::batch_dp)] > 0)
+            msg += fmt::format("\n  (try a --global-batch that is a multiple of the data-parallel sizes the GPU count allows)");
+        throw NoPlanFits(msg);
+    }
+    const double usable = usable_memory_GiB(c, o.memory_headroom);
+    msg += fmt::format("{} plans pass the rules but none fits in {:.1f} GiB per GPU ({:.0f} GiB less {:.0f}% headroom)",
+                       r.considered - r.rejected, usable, c.gpu.memory_GiB, 100 * o.memory_headroom);
+    if (!misses.empty()) msg += "; the closest:";
+    for (const auto& [p, peak] : misses) {
+        const MemoryBreakdown b = estimate_memory(m, c, p, o.simulate);
+        msg += fmt::format(
+            "\n  {} ({}): {:.1f} GiB (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
+            "buffers {:.1f}) vs {:.1f} usable",
+            p.describe(), p.placement, b.peak, b.weights, b.gradients, b.optimizer, b.activations, b.buffers, usable);
+    }
+    msg += "\n  (more GPUs, a smaller --memory-headroom, a shorter --seq or a smaller model may fit)";
+    throw NoPlanFits(msg);
+}
+
+}  // namespace
+
+std::vector<int> world_sizes_to_search(const ClusterSpec& c, int num_gpus, Objective o) {
+    std::vector<int> out{num_gpus};
+    if (o != Objective::tokens_per_dollar) return out;
+    const bool within_one_node = num_gpus <= c.gpus_per_node;
+    for (int n = num_gpus; n % 2 == 0;) {
+        n /= 2;
+        if (!within_one_node && n % c.gpus_per_node != 0) break;
+        out.push_back(n);
+    }
+    return out;
+}
+
+SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRequest& req, const SearchOptions& o) {
+    const auto start = Clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    if (req.num_gpus < 1 || req.num_gpus > c.num_gpus())
+        throw InputError(fmt::format("plan request: {} GPUs asked for but cluster '{}' has {}", req.num_gpus, c.name, c.num_gpus()));
+    if (req.global_batch_size < 1) throw InputError("--global-batch: expected a positive number of sequences");
+    if (req.seq_length < 1) throw InputError("--seq: expected a positive sequence length");
+    if (o.top_k < 1) throw InputError(fmt::format("--top: expected at least 1, got {}", o.top_k));
+
+    SimulateOptions sim = o.simulate;
+    sim.memory_headroom = o.memory_headroom;
+    const double usable = usable_memory_GiB(c, o.memory_headroom);
+
+    SearchResult result;
+    result.request = req;
+    result.world_sizes = world_sizes_to_search(c, req.num_gpus, o.objective);
+    const StepBound bound(m, c, sim);
+    Enumeration e = enumerate(m, c, req, result.world_sizes, bound, o.objective);
+    result.considered = e.considered;
+    result.rejected = e.rejected;
+    result.rejected_by_rule = e.rejected_by_rule;
+    std::sort(e.groups.begin(), e.groups.end(), [](const Group& a, const Group& b) { return a.key < b.key; });
+
+    long long total_leaves = 0;
+    for (const Group& g : e.groups) total_leaves += g.zeros;
+
+    // The memory objective keeps more than K by memory, then ranks those by (memory, time).
+    const bool by_memory = o.objective == Objective::memory;
+    TopK top(by_memory ? 4 * o.top_k : o.top_k, o.objective);
+    Misses misses;
+    MemoryCache memory;
+    std::atomic<std::size_t> next{0};
+    std::atomic<long long> visited{0}, pruned_memory{0}, pruned_bound{0}, simulated{0};
+    std::mutex error_mutex;
+    std::exception_ptr error;
+
+    auto evaluate = [&](const Group& g) {
+        const int world = g.tp * g.pp * g.cp * g.dp;
+        if (g.key >= top.threshold()) {
+            pruned_bound += g.zeros;
+            return;
+        }
+        for (int zero = 0; zero < g.zeros; ++zero) {
+            const Plan p = plan_of(g, req, zero);
+            const double t = std::max(g.step_bound, step_time_lower_bound(m, c, p));
+            const double mem_lb = memory_lower_bound_GiB(m, p, g.params_first, g.params_last);
+            if (mem_lb > usable) {
+                ++pruned_memory;
+                misses.offer(p, mem_lb);
+                continue;
+            }
+            if (!by_memory && score_bound(t, mem_lb, world, o.objective) >= top.threshold()) {
+                ++pruned_bound;
+                continue;
+            }
+            const double peak = memory.peak_GiB(m, c, p, sim);
+            if (peak > usable) {
+                ++pruned_memory;
+                misses.offer(p, peak);
+                continue;
+            }
+            if (by_memory && peak >= top.threshold()) {
+                ++pruned_bound;
+                continue;
+            }
+            SimulationResult r = simulate(m, c, p, sim);
+            ++simulated;
+            if (!r.fits) {  // the simulator's own verdict wins
+                --simulated;
+                ++pruned_memory;
+                continue;
+            }
+            top.offer(std::move(r));
+        }
+    };
+    auto worker = [&] {
+        try {
+            for (;;) {
+                const std::size_t i = next.fetch_add(1);
+                if (i >= e.groups.size()) return;
+                evaluate(e.groups[i]);
+                visited += e.groups[i].zeros;
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(error_mutex);
+            if (!error) error = std::current_exception();
+            next = e.groups.size();
+        }
+    };
+
+    int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::max(1, std::min<int>(threads, int(e.groups.size())));
+    std::vector<std::thread> pool;
+    std::mutex done_mutex;
+    std::condition_variable done_cv;
+    std::atomic<int> running{threads};
+    for (int i = 0; i < threads; ++i)
+        pool.emplace_back([&] {
+            worker();
+            if (--running == 0) {
+                std::lock_guard<std::mutex> lock(done_mutex);
+                done_cv.notify_all();
+            }
+        });
+    {
+        std::unique_lock<std::mutex> lock(done_mutex);
+        while (running > 0) {
+            done_cv.wait_for(lock, std::chrono::milliseconds(200));
+            if (o.progress && running > 0) {
+                lock.unlock();
+                o.progress({visited.load(), total_leaves, simulated.load(), top.best_score(), elapsed()});
+                lock.lock();
+            }
+        }
+    }
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+
+    result.pruned_memory = pruned_memory;
+    result.pruned_bound = pruned_bound;
+    result.simulated = simulated;
+    result.best = top.take();
+    if (by_memory && int(result.best.size()) > o.top_k) result.best.resize(o.top_k);
+    result.search_s = elapsed();
+    if (result.best.empty()) throw_no_plan(m, c, result, o, misses.take());
+    // The winners must also pass core's own plan rules (the ones `simulate` and `run` apply).
+    for (const auto& r : result.best) validate_plan(r.plan, m, r.plan.world_size(), "planner");
+    return result;
+}
+
+}  // namespace tessel

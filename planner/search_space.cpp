@@ -1,0 +1,106 @@
+#include "planner/search_space.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+
+#include "core/errors.h"
+
+namespace tessel {
+
+int default_global_batch(int seq_length, int num_gpus) {
+    const long long target_tokens = 1LL << 21;
+    long long b = std::max<long long>(1, target_tokens / std::max(1, seq_length));
+    b = std::max<long long>(b, (num_gpus + 7) / 8);
+    long long odd = std::max(1, num_gpus);
+    while (odd % 2 == 0) odd /= 2;
+    long long out = odd;
+    while (out < b) out *= 2;
+    return int(std::min<long long>(out, 1 << 30));
+}
+
+PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int global_batch_size, int seq_length) {
+    PlanRequest r;
+    r.num_gpus = c.num_gpus();
+    r.seq_length = seq_length > 0 ? seq_length : m.seq_length;
+    if (r.seq_length <= 0) throw InputError("--seq: the model names no sequence length; give --seq");
+    r.global_batch_size = global_batch_size > 0 ? global_batch_size : default_global_batch(r.seq_length, r.num_gpus);
+    // bf16 where the GPU has it (A100 and later), else fp16 (V100).
+    r.precision = c.gpu.peak_tflops.count(Precision::bf16) && c.gpu.peak(Precision::bf16) > 0 ? Precision::bf16
+                                                                                               : Precision::fp16;
+    return r;
+}
+
+std::vector<int> divisors(int n) {
+    std::vector<int> small, large;
+    for (int d = 1; (long long)d * d <= n; ++d)
+        if (n % d == 0) {
+            small.push_back(d);
+            if (d != n / d) large.push_back(n / d);
+        }
+    small.insert(small.end(), large.rbegin(), large.rend());
+    return small;
+}
+
+std::vector<int> microbatch_sizes(int global_batch_size, int dp) {
+    std::vector<int> out;
+    if (dp <= 0 || global_batch_size % dp != 0) return out;
+    for (int d : divisors(global_batch_size / dp))
+        if (d <= kMaxMicrobatch) out.push_back(d);
+    return out;
+}
+
+std::vector<int> virtual_stage_counts(int num_layers, int pp) {
+    std::vector<int> out{1};
+    if (pp < 2 || num_layers % pp != 0) return out;
+    for (int v : divisors(num_layers / pp))
+        if (v >= 2) out.push_back(v);
+    return out;
+}
+
+namespace {
+// For each dimension: nodes its group (through rank 0) spans and its most members on one node.
+// Rank arithmetic as core/rank_groups.h defines it: the group of dimension d through rank 0 is
+// k * stride(d) for k < size(d), with strides the products of the sizes inside d.
+using Signature = std::array<int, 8>;
+
+Signature node_signature(const char* order, const ParallelSizes& sizes, int gpus_per_node) {
+    const char* names[] = {"tp", "cp", "dp", "pp"};
+    const int size[] = {sizes.tp, sizes.cp, sizes.dp, sizes.pp};
+    Signature s{};
+    for (int i = 0; i < 4; ++i) {
+        const int stride = placement_stride(order, sizes, names[i]);
+        std::map<int, int> members;  // node -> members of the group on it
+        for (int k = 0; k < size[i]; ++k) members[k * stride / gpus_per_node]++;
+        int most = 0;
+        for (const auto& [node, count] : members) most = std::max(most, count);
+        s[2 * i] = int(members.size());
+        s[2 * i + 1] = most;
+    }
+    return s;
+}
+}  // namespace
+
+int placement_stride(const std::string& placement, const ParallelSizes& sizes, const std::string& dim) {
+    int stride = 1;
+    for (std::size_t pos = 0; pos + 1 < placement.size(); pos += 3) {
+        const std::string d = placement.substr(pos, 2);
+        if (d == dim) break;
+        stride *= d == "tp" ? sizes.tp : d == "cp" ? sizes.cp : d == "dp" ? sizes.dp : sizes.pp;
+    }
+    return stride;
+}
+
+std::vector<std::string> distinct_placements(const ParallelSizes& sizes, int gpus_per_node) {
+    static const char* kOrders[] = {"tp-cp-dp-pp", "tp-cp-pp-dp", "tp-pp-cp-dp",
+                                    "tp-dp-cp-pp", "tp-pp-dp-cp", "tp-dp-pp-cp"};
+    std::vector<std::string> out;
+    if (sizes.world() <= gpus_per_node) return {kOrders[0]};  // one node: every order is the same
+    std::set<Signature> seen;
+    for (const char* order : kOrders)
+        if (seen.insert(node_signature(order, sizes, std::max(1, gpus_per_node))).second) out.push_back(order);
+    return out;
+}
+
+}  // namespace tessel
