@@ -21,6 +21,8 @@ struct ValidateArgs {
 void run_validate(const ValidateArgs& a) {
     std::string origin;
     json runs = load_json("validation", a.runs, &origin);
+    // The built-in set is the file in the repository; name it so.
+    if (origin.rfind("preset", 0) == 0) origin = "configs/validation/" + a.runs + ".json";
     std::optional<json> profile;
     if (!a.profile_file.empty()) {
         json p = read_json_file(a.profile_file);

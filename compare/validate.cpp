@@ -13,41 +13,43 @@
 
 namespace tessel {
 
-// ---------------------------------------------------------------------------------------------
-// Rules. Each applies to every row alike; a row's own text only ever switches on what the row
-// itself states (a flag it names, the mixed-precision mode it names).
-//
-//  R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden; null
-//     activation = gelu. GeLU rows are the GPT family (LayerNorm, learned positions, tied
-//     embeddings, dropout); SwiGLU rows the Llama family (RMSNorm, RoPE, untied, no dropout).
-//     Null vocab_size = GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of
-//     128 x tp, as Megatron-LM does (--make-vocab-size-divisible-by 128) and llm.c does (50304).
-//  R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp);
-//     null virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default).
-//  R3 memory sharding: "ZeRO-k" = stage k; FSDP / FULL_SHARD = ZeRO-3; "none" = 0; null = 0,
-//     except that --overlap-param-gather (which Megatron only accepts with
-//     --use-distributed-optimizer) implies ZeRO-1.
-//  R4 recompute: text starting "full" = full, "selective" = selective, "none" or null = none.
-//     torchtitan's "selective" (op: every other matmul; layer: every other layer) re-runs about
-//     half a forward: simulated as the midpoint of none and full.
-//  R5 precision: fp16 = fp16, *fp8* = fp8 (GEMMs at the fp8 peak), else bf16.
-//  R6 sequence parallelism: null = off (Megatron's default) unless the row names
-//     --tp-comm-overlap, which Megatron requires it for.
-//  R7 overlap: the row's flags (--overlap-grad-reduce, --tp-comm-overlap) and its DDP
-//     implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP,
-//     llm.c and torchtitan reduce during the backward by design; Megatron's default is not to.
-//  R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for
-//     16-bit training (Megatron-LM with bf16; FSDP mixed-precision DEFAULT/amp; torchtitan's
-//     mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).
-//  R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv
-//     2205.14135, May 2022) used unfused attention (Megatron-LM's batched GEMMs and fused
-//     softmax); later runs a fused flash-style kernel. The date is the latest one the source names.
-//  R9 cluster: the GPU names the preset (A100 40GB -> dgx-a100-40gb, A100 -> dgx-a100, H100 ->
-//     dgx-h100), resized to the row's GPU count.
-//  R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU
-//     under the source's own FLOP count (a definition that includes recomputation is compared
-//     with tessel's hardware FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU.
-// ---------------------------------------------------------------------------------------------
+// The rules that turn a published row into a simulation. Each applies to every row alike; a
+// row's own text only ever switches on what the row itself states (a flag it names, the
+// mixed-precision mode it names). The report prints them.
+const std::vector<std::string>& validation_rules() {
+    static const std::vector<std::string> rules = {
+        "R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden; null activation = "
+        "gelu. GeLU rows are the GPT family (LayerNorm, learned positions, tied embeddings, dropout); SwiGLU rows "
+        "the Llama family (RMSNorm, RoPE, untied, no dropout). Null vocab_size = GPT-2's 50257 BPE tokens. Every "
+        "vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does (--make-vocab-size-divisible-by 128) "
+        "and llm.c does (50304).",
+        "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
+        "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default).",
+        "R3 memory sharding: \"ZeRO-k\" = stage k; FSDP / FULL_SHARD = ZeRO-3; \"none\" = 0; null = 0, except "
+        "that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) implies ZeRO-1.",
+        "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
+        "or null = none. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
+        "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full.",
+        "R5 precision: fp16 = fp16, any fp8 = fp8 (GEMMs at the fp8 peak, the rest in bf16), else bf16.",
+        "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
+        "Megatron requires it for.",
+        "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap) and its "
+        "DDP implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP, llm.c and "
+        "torchtitan reduce during the backward by design; Megatron's default is not to.",
+        "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
+        "training (Megatron-LM with bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
+        "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
+        "R9 cluster: the GPU names the preset (A100 40GB -> dgx-a100-40gb, other A100 -> dgx-a100, H100 -> "
+        "dgx-h100), resized to the row's GPU count.",
+        "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
+        "source's own FLOP count (a definition that includes recomputation is compared with tessel's hardware "
+        "FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU.",
+        "R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv 2205.14135, "
+        "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
+        "fused flash-style kernel. The date is the latest one the row's source names.",
+    };
+    return rules;
+}
 
 namespace {
 
@@ -163,6 +165,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
                                text_of(row, "notes") + " " + text_of(row, "activation_recompute") + " " +
                                text_of(row, "precision");
     auto assume = [&](std::string s) { c.assumptions.push_back(std::move(s)); };
+    c.framework = fw->name;
 
     // R2 (tp first: R1 pads the vocabulary by it)
     const int num_gpus = int(need("num_gpus"));
@@ -318,6 +321,7 @@ ValidationReport validate_runs(const json& runs, const std::string& origin, cons
         }
         if (profile) v.setup.cluster.profile = *profile;
         const ValidationCase& c = v.setup;
+        v.framework = c.framework;
         SimulationResult r = simulate(c.model, c.cluster, c.plan, c.options);
         double step = r.step_time_s;
         if (c.half_recompute) {

@@ -18,6 +18,7 @@ namespace tessel {
 // How a row is turned into a model, a cluster, a plan and simulator options.
 struct ValidationCase {
     std::string name;
+    std::string framework;
     ModelSpec model;
     ClusterSpec cluster;
     Plan plan;
@@ -34,6 +35,7 @@ const char* to_string(PublishedMetric m);
 struct ValidationRow {
     std::string name;
     std::string source;
+    std::string framework;             // the software the source ran (Megatron-LM, llm-foundry, ...)
     bool modelable = false;
     std::string skipped_because;
     ValidationCase setup;
@@ -68,6 +70,9 @@ ValidationCase validation_case(const json& row, const std::string& origin);
 // `profile`, when given, replaces every cluster's profile (see simulator/hardware_efficiency.h),
 // e.g. one written by `tessel calibrate`.
 ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt);
+
+// The rules that fill null fields and pick the compared metric, one sentence each (R1...).
+const std::vector<std::string>& validation_rules();
 
 // Spearman's rank correlation (ties share their mean rank).
 double spearman(const std::vector<double>& a, const std::vector<double>& b);

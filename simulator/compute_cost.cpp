@@ -50,8 +50,8 @@ double AttentionShape::backward_flops() const {
 
 ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Precision precision) : eff_(eff) {
     const Precision non_gemm = precision == Precision::fp8 ? Precision::bf16 : precision;
-    gemm_peak_ = gpu.peak(precision) * units::TFLOP;
-    other_peak_ = gpu.peak(non_gemm) * units::TFLOP;
+    gemm_peak_ = gpu.peak(precision) * units::TFLOP * eff.sustained_clock_fraction;
+    other_peak_ = gpu.peak(non_gemm) * units::TFLOP * eff.sustained_clock_fraction;
     if (gemm_peak_ <= 0) gemm_peak_ = other_peak_;
     memory_Bps_ = gpu.memory_bandwidth_GBps * units::GB * eff.memory_bandwidth_efficiency;
     element_bytes_ = precision == Precision::fp32 ? 4.0 : (precision == Precision::fp8 ? 1.0 : 2.0);

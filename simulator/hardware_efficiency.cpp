@@ -19,6 +19,7 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     e.memory_bandwidth_efficiency = r.number("memory_bandwidth_efficiency", e.memory_bandwidth_efficiency, 0.0, 1.0);
     e.kernel_launch_s = r.number("kernel_launch_us", e.kernel_launch_s / units::us, 0.0, 1e6, false) * units::us;
     e.sm_count = int(r.integer("sm_count", e.sm_count, 1, 1 << 16));
+    e.sustained_clock_fraction = r.number("sustained_clock_fraction", e.sustained_clock_fraction, 0.0, 1.0);
     if (auto col = r.optional_object("collective")) {
         e.intra_node_bandwidth_efficiency =
             col->number("intra_node_bandwidth_efficiency", e.intra_node_bandwidth_efficiency, 0.0, 1.0);
@@ -43,6 +44,7 @@ json to_profile_json(const HardwareEfficiency& e) {
                 {"memory_bandwidth_efficiency", e.memory_bandwidth_efficiency},
                 {"kernel_launch_us", e.kernel_launch_s / units::us},
                 {"sm_count", e.sm_count},
+                {"sustained_clock_fraction", e.sustained_clock_fraction},
                 {"collective",
                  {{"intra_node_bandwidth_efficiency", e.intra_node_bandwidth_efficiency},
                   {"inter_node_bandwidth_efficiency", e.inter_node_bandwidth_efficiency},

@@ -11,6 +11,9 @@ PassCost& PassCost::operator+=(const PassCost& o) {
     tp_comm_s += o.tp_comm_s;
     cp_comm_s += o.cp_comm_s;
     flops += o.flops;
+    gemm_s += o.gemm_s;
+    attention_s += o.attention_s;
+    memory_bound_s += o.memory_bound_s;
     return *this;
 }
 
@@ -26,6 +29,7 @@ struct PassBuilder {
 
     void gemm(PassCost& pass, const GemmShape& g) const {
         pass.compute_s += gpu.gemm_time(g);
+        pass.gemm_s += gpu.gemm_time(g);
         pass.flops += g.flops();
     }
     double linear_forward(PassCost& pass, double tokens, double in, double out) const {
@@ -41,7 +45,10 @@ struct PassBuilder {
         if (fp8) memory(pass, 3.0 * tokens * out, 0);  // the output gradient, cast once for both
         return gpu.gemm_time(dgrad);
     }
-    void memory(PassCost& pass, double bytes, double kernels = 1) const { pass.compute_s += gpu.memory_time(bytes, kernels); }
+    void memory(PassCost& pass, double bytes, double kernels = 1) const {
+        pass.compute_s += gpu.memory_time(bytes, kernels);
+        pass.memory_bound_s += gpu.memory_time(bytes, kernels);
+    }
     // A tensor-parallel collective next to a GEMM of `beside_s` seconds it may overlap with.
     void tp_collective(PassCost& pass, Collective c, double bytes, double beside_s = 0) const {
         if (tp.size < 2) return;
@@ -100,6 +107,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (m.position_embedding == PositionEmbedding::rope) b.memory(fwd, 2.0 * T * (q + kv) * E);  // rotary on Q, K
     PassCost attention_fwd;
     attention_fwd.compute_s = attn_f;
+    attention_fwd.attention_s = attn_f;
     attention_fwd.flops = attn.forward_flops() / std::max(1, p.cp);
     attention_fwd.cp_comm_s = cp_exposed(kv_step_bytes, attn_f * p.cp);
     fwd += attention_fwd;
@@ -131,6 +139,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     PassCost attention_bwd;
     attention_bwd.compute_s = attn_b;
+    attention_bwd.attention_s = attn_b;
     attention_bwd.flops = attn.backward_flops() / std::max(1, p.cp);
     attention_bwd.cp_comm_s = cp_exposed(2.0 * kv_step_bytes, attn_b * p.cp);  // K, V out and dK, dV back
     bwd += attention_bwd;

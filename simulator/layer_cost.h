@@ -18,6 +18,7 @@ struct PassCost {
     double tp_comm_s = 0;   // tensor-parallel collectives the compute stream waits for
     double cp_comm_s = 0;   // context-parallel exchange not hidden behind attention
     double flops = 0;       // FLOPs the GPU executes
+    double gemm_s = 0, attention_s = 0, memory_bound_s = 0;  // compute_s by kind of kernel
     double total() const { return compute_s + tp_comm_s + cp_comm_s; }
     PassCost& operator+=(const PassCost& o);
 };

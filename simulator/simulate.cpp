@@ -61,7 +61,7 @@ std::vector<const BlockCost*> stage_blocks(const BlockModels& b, int stage, int 
 // (the next block's gather prefetched while this one computes) and, in the backward pass, its
 // gradients reduce-scattered after it; the communication stream runs beside compute.
 ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* zero3,
-                      double weight_bytes, double grad_bytes) {
+                      double weight_bytes, double grad_bytes, double interference) {
     ActionParts parts;
     std::vector<double> work;
     work.reserve(blocks.size());
@@ -93,12 +93,18 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
         const double gather_start = std::max(comm_free, i == 0 ? 0.0 : prev_start);
         comm_free = gather_start + gather;
         const double start = std::max(compute_free, comm_free);
-        compute_free = start + work[i];
+        // The next block's gather (and this block's reduce-scatter) run beside this block's
+        // compute and take SMs and memory bandwidth from it.
+        const double next_gather = i + 1 < n ? collective_time(Collective::all_gather,
+                                                               (forward ? blocks[i + 1] : blocks[n - 2 - i])->parameters * weight_bytes, *zero3)
+                                             : 0.0;
+        const double scatter = forward ? 0.0 : collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *zero3);
+        const double slowed = work[i] + interference * std::min(work[i], next_gather + scatter);
+        parts.compute += slowed - work[i];
+        compute_free = start + slowed;
+        work[i] = slowed;
         prev_start = start;
-        if (!forward) {
-            const double scatter = collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *zero3);
-            comm_free = std::max(comm_free, compute_free) + scatter;
-        }
+        if (!forward) comm_free = std::max(comm_free, compute_free) + scatter;
     }
     double total_work = 0;
     for (double w : work) total_work += w;
@@ -181,8 +187,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
     for (int s = 0; s < stages; ++s) {
         const auto list = stage_blocks(blocks, s, stages, layers[s]);
-        in.forward[s] = time_pass(list, true, zero3, E, grad_bytes);
-        in.backward[s] = time_pass(list, false, zero3, E, grad_bytes);
+        in.forward[s] = time_pass(list, true, zero3, E, grad_bytes, eff.sm_interference);
+        in.backward[s] = time_pass(list, false, zero3, E, grad_bytes, eff.sm_interference);
         const int rank = s % p.pp;
         const int to = (s + 1) % p.pp;
         if (s + 1 < stages) {
