@@ -34,8 +34,13 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
     const auto schedule = pipeline_schedule(in.schedule, pp, m, v);
 
     // arrivals[s][mb]: input of stage s for microbatch mb (forward: from s-1; backward: from s+1).
-    std::vector<Arrival> fwd_in(std::size_t(stages) * m), bwd_in(std::size_t(stages) * m);
-    std::vector<double> fwd_done(std::size_t(stages) * m, kUnknown);
+    // Reused between calls: the planner simulates thousands of plans, and fresh buffers of this
+    // size go back to the kernel on every free.
+    thread_local std::vector<Arrival> fwd_in, bwd_in;
+    thread_local std::vector<double> fwd_done;
+    fwd_in.assign(std::size_t(stages) * m, Arrival{});
+    bwd_in.assign(std::size_t(stages) * m, Arrival{});
+    fwd_done.assign(std::size_t(stages) * m, kUnknown);
     auto at = [m](int stage, int mb) { return std::size_t(stage) * m + mb; };
 
     // The last backward of each stage releases its gradient buckets.

@@ -18,6 +18,7 @@
 #include "simulator/layer_cost.h"
 #include "simulator/memory_model.h"
 #include "simulator/pipeline_sim.h"
+#include "simulator/topology_cache.h"
 
 namespace tessel {
 
@@ -148,7 +149,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     // ---- groups, for one representative GPU per pipeline rank ----
     const HardwareEfficiency eff = hardware_efficiency(c);
     const ComputeModel gpu(c.gpu, eff, p.precision);
-    const Topology topo(c);
+    const auto topology = shared_topology(c);
+    const Topology& topo = *topology;
     const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
     const CommGroup tp_group = make_comm_group(topo, group_ranks({}, p, {"tp"}), eff);
     const CommGroup cp_group = make_comm_group(topo, group_ranks({}, p, {"cp"}), eff);
