@@ -83,14 +83,15 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
 
     AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, double(p.seq_length) / p.cp,
                         double(p.seq_length), double(m.head_dim), true, o.attention, o.dropout};
-    // Context parallelism: the rank's queries meet every key block as K and V travel the ring
-    // (cp - 1 steps, each hidden behind one cp-th of the attention).
-    const double attn_f = gpu.attention_forward_time(attn) / std::max(1, p.cp);
-    const double attn_b = gpu.attention_backward_time(attn) / std::max(1, p.cp);
-    auto cp_exposed = [&](double bytes_per_step, double compute_per_step) {
+    // Context parallelism: this rank's s/cp queries (a balanced, zig-zag share of the causal
+    // work) meet every key block as K and V travel the ring: cp - 1 transfers, each hidden behind
+    // one cp-th of the rank's attention.
+    const double attn_f = gpu.attention_forward_time(attn);
+    const double attn_b = gpu.attention_backward_time(attn);
+    auto cp_exposed = [&](double bytes_per_step, double attention_s) {
         if (p.cp < 2) return 0.0;
         const double step = collective_time(Collective::send_recv, bytes_per_step, cp);
-        return (p.cp - 1) * std::max(0.0, step - compute_per_step / p.cp);
+        return (p.cp - 1) * std::max(0.0, step - attention_s / p.cp);
     };
     const double kv_step_bytes = 2.0 * T * kv * E;
 
@@ -108,8 +109,8 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     PassCost attention_fwd;
     attention_fwd.compute_s = attn_f;
     attention_fwd.attention_s = attn_f;
-    attention_fwd.flops = attn.forward_flops() / std::max(1, p.cp);
-    attention_fwd.cp_comm_s = cp_exposed(kv_step_bytes, attn_f * p.cp);
+    attention_fwd.flops = attn.forward_flops();
+    attention_fwd.cp_comm_s = cp_exposed(kv_step_bytes, attn_f);
     fwd += attention_fwd;
     const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
@@ -140,8 +141,8 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     PassCost attention_bwd;
     attention_bwd.compute_s = attn_b;
     attention_bwd.attention_s = attn_b;
-    attention_bwd.flops = attn.backward_flops() / std::max(1, p.cp);
-    attention_bwd.cp_comm_s = cp_exposed(2.0 * kv_step_bytes, attn_b * p.cp);  // K, V out and dK, dV back
+    attention_bwd.flops = attn.backward_flops();
+    attention_bwd.cp_comm_s = cp_exposed(2.0 * kv_step_bytes, attn_b);  // K, V out and dK, dV back
     bwd += attention_bwd;
     if (m.position_embedding == PositionEmbedding::rope) b.memory(bwd, 2.0 * T * (q + kv) * E);
     const double qkv_b = b.linear_backward(bwd, T, h, q + 2 * kv);

@@ -125,3 +125,26 @@ TEST(Simulate, JsonHasTheDesignKeys) {
     for (const char* key : {"compute", "recompute", "bubble", "tp_comm_exposed", "pp_comm_exposed", "dp_comm_exposed", "optimizer"})
         EXPECT_TRUE(j["time_s"].contains(key)) << key;
 }
+
+TEST(Simulate, ContextParallelismSplitsEachSequence) {
+    // 16 sequences on 16 GPUs, one per GPU, against the same 16 split over pairs of GPUs (two
+    // half-sequence microbatches per GPU): the same tokens and the same causal attention work per
+    // GPU, so about the same compute; the split also pays for the K/V ring.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16);
+    Plan whole;
+    whole.dp = 16;
+    whole.global_batch_size = 16;
+    whole.seq_length = 16384;
+    whole.recompute = Recompute::full;
+    whole.zero_stage = 1;
+    Plan split = whole;
+    split.cp = 2;
+    split.dp = 8;
+    const auto a = simulate(m, c, whole);
+    const auto b = simulate(m, c, split);
+    EXPECT_NEAR(b.time_s.compute, a.time_s.compute, 0.1 * a.time_s.compute);
+    EXPECT_GE(b.time_s.cp_comm_exposed, 0.0);
+    // Each microbatch in flight holds half a sequence.
+    EXPECT_LT(b.memory_GiB.activations, 0.6 * a.memory_GiB.activations);
+}
