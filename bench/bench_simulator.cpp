@@ -38,6 +38,19 @@ void simulate_plan(benchmark::State& state, Schedule schedule, int v) {
     state.counters["simulated_step_s"] = step;
 }
 
+// A cluster simulate() has not seen: the Topology and its shortest paths are built first (the
+// planner pays this once per cluster).
+void BM_Simulate_GPT3_175B_1024_NewCluster(benchmark::State& state) {
+    const ModelSpec m = load_model("gpt3-175b");
+    ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 1024);
+    const Plan p = gpt3_plan(Schedule::interleaved, 2);
+    int k = 0;
+    for (auto _ : state) {
+        c.intra_node.latency_us = 3.0 + 1e-3 * (k++ % 64);  // a distinct wiring each time
+        benchmark::DoNotOptimize(simulate(m, c, p));
+    }
+}
+
 void BM_Simulate_GPT3_175B_1024_1F1B(benchmark::State& state) { simulate_plan(state, Schedule::one_f_one_b, 1); }
 void BM_Simulate_GPT3_175B_1024_Interleaved_v2(benchmark::State& state) { simulate_plan(state, Schedule::interleaved, 2); }
 
@@ -58,6 +71,7 @@ void BM_LowerBound_GPT3_175B_1024(benchmark::State& state) {
 
 BENCHMARK(BM_Simulate_GPT3_175B_1024_1F1B)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Simulate_GPT3_175B_1024_Interleaved_v2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Simulate_GPT3_175B_1024_NewCluster)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EstimateMemory_GPT3_175B_1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LowerBound_GPT3_175B_1024)->Unit(benchmark::kMicrosecond);
 
