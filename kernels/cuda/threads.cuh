@@ -29,17 +29,18 @@ struct DeviceThreads {
     __syncthreads();
 #endif
   }
-  // Butterfly reductions: every lane ends with the same, order-fixed result. Call with all 32
+  // Butterfly reductions over aligned groups of `width` lanes (a power of two <= 32; 32 = the
+  // whole warp): every lane of a group ends with the same, order-fixed result. Call with all 32
   // lanes of the warp converged.
-  TESSEL_HD float warp_sum(float x) const {
+  TESSEL_HD float warp_sum(float x, int width = 32) const {
 #if defined(__CUDA_ARCH__)
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    for (int o = width / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
 #endif
     return x;
   }
-  TESSEL_HD float warp_max(float x) const {
+  TESSEL_HD float warp_max(float x, int width = 32) const {
 #if defined(__CUDA_ARCH__)
-    for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    for (int o = width / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
 #endif
     return x;
   }

@@ -144,18 +144,20 @@ struct HostThreads {
   detail::Block* block = nullptr;
 
   void sync() const { block->wait(tid, detail::FiberState::at_block_barrier); }
-  float warp_sum(float x) const { return butterfly(x, false); }
-  float warp_max(float x) const { return butterfly(x, true); }
+  float warp_sum(float x, int width = 32) const { return butterfly(x, width, false); }
+  float warp_max(float x, int width = 32) const { return butterfly(x, width, true); }
 
  private:
-  // Replays `for (o = 16; o > 0; o >>= 1) x = x op shfl_xor(x, o)` for this lane.
-  float butterfly(float x, bool is_max) const {
+  // Replays `for (o = width / 2; o > 0; o >>= 1) x = x op shfl_xor(x, o)` for this lane.
+  float butterfly(float x, int width, bool is_max) const {
+    if (width < 1 || width > 32 || (width & (width - 1)) != 0)
+      throw std::runtime_error("emulate: warp reduction width " + std::to_string(width));
     float* s = block->slots() + warp * 32;
     s[lane] = x;
     block->wait(tid, detail::FiberState::at_warp_barrier);
     float v[32];
     std::memcpy(v, s, sizeof v);
-    for (int o = 16; o > 0; o >>= 1) {
+    for (int o = width / 2; o > 0; o >>= 1) {
       float nv[32];
       for (int i = 0; i < 32; ++i) nv[i] = is_max ? std::max(v[i], v[i ^ o]) : v[i] + v[i ^ o];
       std::memcpy(v, nv, sizeof v);
