@@ -112,7 +112,7 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
                           pct(t.pp_comm_exposed), pct(t.dp_comm_exposed), pct(t.optimizer), escape(assumptions));
     }
 
-    md += "\n## Method\n\n";
+    md += "\n\n## Method\n\n";
     md += "Each row becomes a model, a cluster preset resized to the row's GPU count, a plan and simulator options "
           "(the rules below), and goes through `simulate()`: per-operation GEMM, attention and bandwidth-bound "
           "kernel times, α–β collectives over the cluster topology, the pipeline schedule event by event, ZeRO "
@@ -147,7 +147,7 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
     for (const auto& rule : validation_rules()) md += "- " + rule + "\n";
     md += "\n## What dominates the error\n\n";
     md += "- Software quality is not in the physics. The same layout runs at different speeds in different code "
-          "bases: Megatron-LM's 2021 and 2022 papers report the identical 1T configuration 9% apart, and llm.c's "
+          "bases: Megatron-LM's 2021 and 2022 papers report the same 1T model on the same tp 8 × pp 64 layout 9% apart, and llm.c's "
           "hand-fused kernels beat the framework average the global parameters describe, so its rows come out "
           "pessimistic while llm-foundry's come out optimistic.\n";
     md += "- Attention-dominated rows (long sequences on small models) carry the largest misses: the simulator "
