@@ -1,13 +1,258 @@
-// tessel plan: placeholder until its issue lands; says so and exits 1.
+// tessel plan: search every way to split a model over a cluster, rank the plans that fit, explain
+// the winner, and optionally size the training run (--tokens, --chinchilla, --days, --gpu-hours)
+// and export the winner (--emit megatron | deepspeed | torchtitan).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
 #include "cli/commands.h"
+#include "cli/common.h"
+#include "core/accounting.h"
 #include "core/errors.h"
+#include "core/presets.h"
+#include "planner/budget_plan.h"
+#include "planner/chinchilla.h"
+#include "planner/explain.h"
+#include "planner/export_deepspeed.h"
+#include "planner/export_megatron.h"
+#include "planner/export_torchtitan.h"
+#include "planner/search.h"
 
 namespace tessel::cli {
 
+namespace {
+struct PlanArgs {
+    std::string model, cluster;
+    std::optional<long long> gpus;
+    std::optional<int> global_batch, seq;
+    std::optional<std::string> tokens;
+    bool chinchilla = false;
+    std::optional<double> days, gpu_hours;
+    std::string objective = "time";
+    double memory_headroom = 0.10;
+    int top = 5;
+    std::string json_file;
+    std::optional<std::string> emit;
+    std::string torchtitan_format = "overrides";
+    int threads = 0;
+};
+
+// "1.4T", "2e12", "300B" -> tokens.
+double parse_count(const std::string& text, const char* flag) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        throw InputError(fmt::format("{}: expected a number such as 1.4e12 or 1.4T, got \"{}\"", flag, text));
+    }
+    const std::string suffix = text.substr(used);
+    if (suffix == "K" || suffix == "k") v *= 1e3;
+    else if (suffix == "M") v *= 1e6;
+    else if (suffix == "B" || suffix == "G") v *= 1e9;
+    else if (suffix == "T") v *= 1e12;
+    else if (!suffix.empty())
+        throw InputError(fmt::format("{}: expected a number with an optional K, M, B or T suffix, got \"{}\"", flag, text));
+    if (!(v > 0) || !std::isfinite(v)) throw InputError(fmt::format("{}: expected a positive count, got \"{}\"", flag, text));
+    return v;
+}
+
+std::string human(double n) {
+    if (n >= 1e12) return fmt::format("{:.2f}T", n / 1e12);
+    if (n >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
+    if (n >= 1e6) return fmt::format("{:.2f}M", n / 1e6);
+    return fmt::format("{:.0f}", n);
+}
+
+// The ranked table, the explanation and budget lines go to stdout, or to stderr under --emit.
+struct Printer {
+    std::FILE* out;
+    template <typename... A>
+    void line(fmt::format_string<A...> f, A&&... a) {
+        fmt::print(out, f, std::forward<A>(a)...);
+        fmt::print(out, "\n");
+    }
+};
+
+// A progress line on a terminal once the search has run for a second.
+std::function<void(const SearchProgress&)> progress_line() {
+    if (!isatty(STDERR_FILENO)) return {};
+    return [](const SearchProgress& p) {
+        if (p.elapsed_s < 1.0) return;
+        const double pct = p.total > 0 ? 100.0 * double(p.visited) / double(p.total) : 0.0;
+        std::string best = p.best_score > 0 ? fmt::format(", best {:.4g}", p.best_score) : "";
+        fmt::print(stderr, "\r  searching: {:5.1f}% of {:L} plans, {:L} simulated{}, {:.1f} s   ", pct, p.total,
+                   p.simulated, best, p.elapsed_s);
+        std::fflush(stderr);
+    };
+}
+
+void print_budget(Printer& pr, const TrainingBudget& b, const ClusterSpec& c, const char* origin) {
+    pr.line("budget ({}): {} tokens = {:.0f} steps; {:.1f} days on {} GPUs; {:.0f} GPU-hours; cost {}", origin,
+            human(b.tokens), b.steps, b.days, c.num_gpus(), b.gpu_hours,
+            c.price_per_gpu_hour > 0 ? fmt::format("${:.0f} at ${:.2f}/GPU-hour", b.cost, c.price_per_gpu_hour)
+                                     : std::string("unknown (the cluster has no price_per_gpu_hour)"));
+}
+
+void run_plan(const PlanArgs& a) {
+    const bool sized_by_budget = a.days || a.gpu_hours;
+    const int budget_flags = (a.tokens ? 1 : 0) + (a.chinchilla ? 1 : 0) + (a.days ? 1 : 0) + (a.gpu_hours ? 1 : 0);
+    if (budget_flags > 1) throw InputError("give at most one of --tokens, --chinchilla, --days and --gpu-hours");
+    if (sized_by_budget && !a.model.empty())
+        throw InputError("--days / --gpu-hours choose the model size themselves: drop --model (or use --tokens)");
+    if (a.days && !(*a.days > 0)) throw InputError(fmt::format("--days: expected a positive number, got {}", *a.days));
+    if (a.gpu_hours && !(*a.gpu_hours > 0))
+        throw InputError(fmt::format("--gpu-hours: expected a positive number, got {}", *a.gpu_hours));
+    if (a.global_batch && *a.global_batch < 1) throw InputError("--global-batch: expected a positive number of sequences");
+    if (a.seq && *a.seq < 1) throw InputError("--seq: expected a positive sequence length");
+    if (a.top < 1) throw InputError(fmt::format("--top: expected at least 1, got {}", a.top));
+
+    SearchOptions o;
+    o.objective = parse_objective(a.objective);
+    o.memory_headroom = a.memory_headroom;
+    o.top_k = a.top;
+    o.threads = a.threads;
+    o.progress = progress_line();
+    const Framework framework = a.emit ? parse_framework(*a.emit) : Framework::any;
+    o.framework = framework;
+    const TorchtitanFormat tt_format = parse_torchtitan_format(a.torchtitan_format);
+
+    const bool default_cluster = a.cluster.empty() && !a.gpus;
+    ClusterSpec c = resolve_cluster(a.cluster.empty() ? kDefaultCluster : a.cluster,
+                                    a.gpus ? a.gpus : (a.cluster.empty() ? std::optional<long long>(kDefaultGpus) : std::nullopt));
+    Printer pr{a.emit ? stderr : stdout};
+
+    ModelSpec m;
+    SearchResult result;
+    std::optional<TrainingBudget> budget;
+    const char* budget_origin = "";
+    if (sized_by_budget) {
+        ComputeBudget b;
+        b.days = a.days.value_or(0);
+        b.gpu_hours = a.gpu_hours.value_or(0);
+        pr.line("Sizing a compute-optimal model for {} on {} x {} ({} GPUs, {}):", 
+                a.days ? fmt::format("{} days", *a.days) : fmt::format("{} GPU-hours", *a.gpu_hours), c.num_nodes,
+                c.name, c.num_gpus(), c.gpu.name);
+        BudgetPlan bp = plan_for_budget(c, b, a.global_batch.value_or(0), a.seq.value_or(0), o);
+        if (o.progress) fmt::print(stderr, "\r{:80}\r", "");
+        for (const auto& r : bp.rounds) pr.line("  {}", r);
+        m = bp.model;
+        result = bp.search;
+        pr.line("compute-optimal split (Hoffmann et al. 2022: D = 20 N, C = 6 N D): {:.3g} FLOPs -> {} parameters, {} "
+                "tokens; Approach 3's fit would give {} parameters and {} tokens",
+                bp.optimal.flops, human(bp.optimal.parameters), human(bp.optimal.tokens), human(bp.approach3.parameters),
+                human(bp.approach3.tokens));
+        const auto pc = count_parameters(m);
+        pr.line("model chosen: {} — Llama-3 style, {} layers, hidden {}, {} heads ({} KV, head dim {}), FFN {} (SwiGLU), "
+                "vocab {}, sequence {}: {} parameters (width/depth {:.0f}, near Llama's 128)",
+                m.name, m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, m.ffn_hidden_size,
+                m.vocab_size, m.seq_length, human(double(pc.total)), double(m.hidden_size) / m.num_layers);
+        pr.line("predicted loss L(N, D) = {:.3f} (Hoffmann et al. 2022 Approach 3 fit)",
+                chinchilla_loss(double(pc.total), bp.budget.tokens));
+        budget = bp.budget;
+        budget_origin = "Chinchilla tokens for the chosen model";
+    } else {
+        const bool default_model = a.model.empty();
+        m = load_model(default_model ? kDefaultModel : a.model);
+        const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0));
+        pr.line("Planning {}{} on {} x {}{} ({} GPUs, {} GiB each)", m.name, default_model ? " (built-in default model)" : "",
+                c.num_nodes, c.name, default_cluster ? " (built-in default cluster)" : "", c.num_gpus(), c.gpu.memory_GiB);
+        pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}; objective {}; memory headroom {:.0f}%{}",
+                req.global_batch_size, req.seq_length, human(double(req.global_batch_size) * req.seq_length),
+                a.global_batch ? "" : " (default: ~2M tokens, a multiple of the GPU count's odd factor)",
+                to_string(req.precision), to_string(o.objective), 100 * o.memory_headroom,
+                a.emit ? fmt::format("; only plans {} runs", *a.emit) : std::string());
+        result = search_plans(m, c, req, o);
+        if (o.progress) fmt::print(stderr, "\r{:100}\r", "");
+        if (a.tokens || a.chinchilla) {
+            const double params = double(count_parameters(m).total);
+            const double tokens = a.tokens ? parse_count(*a.tokens, "--tokens") : chinchilla_tokens(params);
+            budget = budget_for_tokens(tokens, result.best.front(), c.price_per_gpu_hour);
+            budget_origin = a.tokens ? "--tokens" : "Chinchilla, 20 tokens per parameter (Hoffmann et al. 2022, Table 3)";
+        }
+    }
+
+    pr.line("{}", format_search_stats(result));
+    fmt::print(pr.out, "{}", format_ranking_table(result, c, o.objective));
+    pr.line("why #1: {}", explain_winner(result, o.objective));
+    for (const auto& n : result.best.front().notes) pr.line("note: {}", n);
+    if (budget) print_budget(pr, *budget, c, budget_origin);
+
+    if (!a.json_file.empty()) {
+        json candidates = json::array();
+        for (const auto& r : result.best) candidates.push_back(to_json(r, m, c));
+        json j = {{"considered", result.considered},
+                  {"rejected", result.rejected},
+                  {"pruned", result.pruned_memory + result.pruned_bound},
+                  {"pruned_memory", result.pruned_memory},
+                  {"pruned_bound", result.pruned_bound},
+                  {"simulated", result.simulated},
+                  {"search_s", result.search_s},
+                  {"objective", to_string(o.objective)},
+                  {"candidates", candidates}};
+        if (budget) {
+            const json b = to_json(*budget);
+            for (auto it = b.begin(); it != b.end(); ++it) j[it.key()] = it.value();
+        }
+        write_output(a.json_file, j.dump(2) + "\n");
+    }
+
+    if (a.emit) {
+        ExportOptions eo;
+        if (budget) eo.train_iters = (long long)budget->steps;
+        const SimulationResult& win = result.best.front();
+        Emitted e = framework == Framework::megatron    ? export_megatron(m, win, c, eo)
+                    : framework == Framework::deepspeed ? export_deepspeed(m, win, c, eo)
+                                                        : export_torchtitan(m, win, c, tt_format, eo);
+        for (const auto& n : e.notes) fmt::print(stderr, "{} note: {}\n", *a.emit, n);
+        std::cout << e.text << std::flush;
+    }
+}
+}  // namespace
+
 void add_plan(CLI::App& app) {
-    auto* cmd = app.add_subcommand("plan", "(not built yet)");
-    cmd->allow_extras();
-    cmd->callback([] { throw RuntimeError("tessel plan is not built yet"); });
+    auto a = std::make_shared<PlanArgs>();
+    auto* cmd = app.add_subcommand("plan", "Find the fastest way to split a model over a cluster, and explain it");
+    cmd->footer(fmt::format(
+        "With no arguments: {} on {} resized to {} GPUs.\n"
+        "Default global batch: 2^21 tokens / seq (at least GPUs / 8), raised to the smallest odd(GPUs) x 2^k so every "
+        "data-parallel size divides it.\n"
+        "Examples:\n"
+        "  tessel plan\n"
+        "  tessel plan --model gpt3-175b --cluster dgx-a100 --gpus 384 --global-batch 1536 --top 5 --json plans.json\n"
+        "  tessel plan --model llama3-70b --cluster dgx-h100 --gpus 256 --chinchilla --emit megatron > launch.sh\n"
+        "  tessel plan --cluster dgx-h100 --gpus 1024 --days 30",
+        kDefaultModel, kDefaultCluster, kDefaultGpus));
+    cmd->add_option("--model", a->model, fmt::format("preset name or path (default {})", kDefaultModel));
+    cmd->add_option("--cluster", a->cluster, fmt::format("preset name or path (default {})", kDefaultCluster));
+    cmd->add_option("--gpus", a->gpus, "resize the cluster to N GPUs (whole nodes)");
+    cmd->add_option("--global-batch", a->global_batch, "sequences per optimizer step (default: see below)");
+    cmd->add_option("--seq", a->seq, "sequence length (default: the model's)");
+    auto* tokens = cmd->add_option("--tokens", a->tokens, "train on T tokens: steps, days, GPU-hours, cost (e.g. 1.4T)");
+    auto* chin = cmd->add_flag("--chinchilla", a->chinchilla, "train on 20 tokens per parameter (Hoffmann et al. 2022)");
+    auto* days = cmd->add_option("--days", a->days, "size a compute-optimal model for D days on the cluster, and plan it");
+    auto* hours = cmd->add_option("--gpu-hours", a->gpu_hours, "size a compute-optimal model for H GPU-hours, and plan it");
+    tokens->excludes(chin)->excludes(days)->excludes(hours);
+    chin->excludes(days)->excludes(hours);
+    days->excludes(hours);
+    cmd->add_option("--objective", a->objective, "time | tokens-per-dollar | memory (default time)")
+        ->check(CLI::IsMember({"time", "tokens-per-dollar", "memory"}));
+    cmd->add_option("--memory-headroom", a->memory_headroom, "fraction of GPU memory kept free (default 0.10)")
+        ->check(CLI::Range(0.0, 0.9));
+    cmd->add_option("--top", a->top, "plans to show (default 5)")->check(CLI::Range(1, 1000));
+    cmd->add_option("--json", a->json_file, "write the ranked plans as JSON ('-' for stdout)");
+    cmd->add_option("--emit", a->emit, "write the winner as a megatron | deepspeed | torchtitan config on stdout "
+                                       "(the search keeps to what that framework runs)")
+        ->check(CLI::IsMember({"megatron", "deepspeed", "torchtitan"}));
+    cmd->add_option("--torchtitan-format", a->torchtitan_format,
+                    "overrides (command-line --section.key, default) | toml (v0.1-v0.2 job config)")
+        ->check(CLI::IsMember({"overrides", "toml"}));
+    cmd->add_option("--threads", a->threads, "search threads (default: every core)")->check(CLI::Range(0, 256));
+    cmd->callback([a] { run_plan(*a); });
 }
 
 }  // namespace tessel::cli

@@ -22,6 +22,7 @@ const char* describe(Rule r) {
         case Rule::interleave_microbatches: return "interleaving needs the microbatches per step to be a multiple of PP";
         case Rule::sp_seq: return "sequence parallelism needs TP > 1 and TP dividing the sequence per CP rank";
         case Rule::positions: return "the sequence must fit the model's learned position table";
+        case Rule::framework: return "the --emit target must be able to run the plan (ZeRO stage, CP, interleaving, SP)";
         case Rule::memory: return "the plan must fit in GPU memory with the requested headroom";
     }
     return "?";

@@ -31,6 +31,7 @@ enum class Rule {
     interleave_microbatches,  // interleaving with microbatches % pp != 0
     sp_seq,              // sequence parallel needs tp > 1 and (seq / cp) % tp == 0
     positions,           // learned position table shorter than the sequence
+    framework,           // the export target cannot run it (planner/search_space.h SpaceLimits)
     memory,              // does not fit with the requested headroom
 };
 inline constexpr int kNumRules = int(Rule::memory) + 1;

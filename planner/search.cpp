@@ -33,7 +33,7 @@ int placement_index(const std::string& s) {
 // One point of the space without its ZeRO stage: the unit the bound is computed and sorted on.
 struct Group {
     std::int32_t tp, pp, cp, dp, mb, v;
-    std::int8_t recompute, sp, placement, zeros;  // zeros: ZeRO stages to try (4, or 1 without sharding)
+    std::int8_t recompute, sp, placement, zeros;  // zeros: bit z set = try ZeRO stage z
     double key;                                   // lower bound on the objective's score
     double step_bound;                            // lower bound on the step time (s)
     double params_first, params_last;             // parameters on the first and last pipeline rank
@@ -58,8 +58,16 @@ Plan plan_of(const Group& g, const PlanRequest& req, int zero) {
     return p;
 }
 
-// ZeRO stages only differ when something shards them.
-int zero_stages(int dp, int cp) { return dp * cp > 1 ? 4 : 1; }
+// ZeRO stages to try, as a bit mask; they only differ when something shards them.
+int zero_mask(int dp, int cp, int pp, const SpaceLimits& l) {
+    int mask = 0;
+    for (int z : l.zero_stages)
+        if (!(l.zero_with_pipeline_max1 && pp > 1 && z > 1) && !(l.shards_over_cp && cp > 1 && z < 2)) mask |= 1 << z;
+    if (dp * cp == 1) return mask & 1 ? 1 : mask & -mask;  // unsharded: one stage stands for all
+    return mask;
+}
+int count_bits(int mask) { return __builtin_popcount(unsigned(mask)); }
+int highest_bit(int mask) { return 31 - __builtin_clz(unsigned(mask)); }
 
 struct Enumeration {
     std::vector<Group> groups;
@@ -68,13 +76,17 @@ struct Enumeration {
 };
 
 Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanRequest& req, const std::vector<int>& worlds,
-                      const StepBound& bound, Objective objective) {
+                      const StepBound& bound, Objective objective, const SpaceLimits& limits) {
     Enumeration e;
     std::map<std::tuple<int, int, int, int>, std::vector<std::string>> placements_cache;
     auto placements = [&](const ParallelSizes& s) -> const std::vector<std::string>& {
         auto key = std::make_tuple(s.tp, s.cp, s.dp, s.pp);
         auto it = placements_cache.find(key);
-        if (it == placements_cache.end()) it = placements_cache.emplace(key, distinct_placements(s, c.gpus_per_node)).first;
+        if (it == placements_cache.end())
+            it = placements_cache
+                     .emplace(key, limits.placement.empty() ? distinct_placements(s, c.gpus_per_node)
+                                                            : std::vector<std::string>{limits.placement})
+                     .first;
         return it->second;
     };
     std::map<std::tuple<int, int, int>, std::vector<double>> params_cache;
@@ -86,18 +98,31 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
         for (int tp : divisors(world))
             for (int pp : divisors(world / tp))
                 for (int cp : divisors(world / tp / pp)) {
+                    if (cp > 1 && !limits.context_parallel) continue;
                     const int dp = world / (tp * pp * cp);
                     const ParallelSizes sizes{tp, cp, dp, pp};
                     const auto& orders = placements(sizes);
-                    const int zeros = zero_stages(dp, cp);
-                    const int sps = tp > 1 ? 2 : 1;
-                    const long long per_v = 3LL * sps * (long long)orders.size() * zeros;  // below (mb, v)
+                    const int zeros = zero_mask(dp, cp, pp, limits);
+                    std::vector<int> sp_options{0, 1};
+                    if (tp == 1 || limits.sequence_parallel == SpaceLimits::SequenceParallel::off) sp_options = {0};
+                    else if (limits.sequence_parallel == SpaceLimits::SequenceParallel::with_tp) sp_options = {1};
+                    const long long per_v = 3LL * (long long)sp_options.size() * (long long)orders.size() * count_bits(zeros);
                     auto mbs = microbatch_sizes(req.global_batch_size, dp);
-                    const auto vs = virtual_stage_counts(m.num_layers, pp);
+                    auto vs = virtual_stage_counts(m.num_layers, pp);
+                    if (!limits.interleaving) vs = {1};
                     const long long subtree = (long long)std::max<std::size_t>(1, mbs.size()) * vs.size() * per_v;
                     e.considered += subtree;
+                    if (zeros == 0) {
+                        reject(Rule::framework, subtree);
+                        continue;
+                    }
+                    if (!limits.uneven_pipeline && m.num_layers % pp != 0) {
+                        reject(Rule::framework, subtree);
+                        continue;
+                    }
 
                     Group g{tp, pp, cp, dp, 1, 1, 0, 0, 0, std::int8_t(zeros), 0, 0, 0, 0};
+                    g.sp = std::int8_t(sp_options[0]);
                     Plan probe = plan_of(g, req, 0);
                     // Rules of the (tp, pp, cp) shape first, on its simplest variant.
                     Rule r = check_rules(m, probe);
@@ -124,14 +149,14 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                             g.params_first = params[0];
                             g.params_last = params[1];
                             for (int rc = 0; rc < 3; ++rc)
-                                for (int sp = 0; sp < sps; ++sp) {
+                                for (int sp : sp_options) {
                                     g.recompute = std::int8_t(rc);
                                     g.sp = std::int8_t(sp);
                                     if (sp) {
                                         probe = plan_of(g, req, 0);
                                         r = check_rules(m, probe);
                                         if (r != Rule::ok) {
-                                            reject(r, (long long)orders.size() * zeros);
+                                            reject(r, (long long)orders.size() * count_bits(zeros));
                                             continue;
                                         }
                                     }
@@ -143,7 +168,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                                         // the most sharding (the last stage tried).
                                         double memory_key = 0;
                                         if (objective == Objective::memory) {
-                                            probe.zero_stage = zeros - 1;
+                                            probe.zero_stage = highest_bit(zeros);
                                             memory_key = memory_lower_bound_GiB(m, probe, g.params_first, g.params_last);
                                         }
                                         g.key = score_bound(g.step_bound, memory_key, world, objective);
@@ -288,14 +313,14 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
     result.request = req;
     result.world_sizes = world_sizes_to_search(c, req.num_gpus, o.objective);
     const StepBound bound(m, c, sim);
-    Enumeration e = enumerate(m, c, req, result.world_sizes, bound, o.objective);
+    Enumeration e = enumerate(m, c, req, result.world_sizes, bound, o.objective, limits_for(o.framework));
     result.considered = e.considered;
     result.rejected = e.rejected;
     result.rejected_by_rule = e.rejected_by_rule;
     std::sort(e.groups.begin(), e.groups.end(), [](const Group& a, const Group& b) { return a.key < b.key; });
 
     long long total_leaves = 0;
-    for (const Group& g : e.groups) total_leaves += g.zeros;
+    for (const Group& g : e.groups) total_leaves += count_bits(g.zeros);
 
     // The memory objective keeps more than K by memory, then ranks those by (memory, time).
     const bool by_memory = o.objective == Objective::memory;
@@ -310,10 +335,11 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
     auto evaluate = [&](const Group& g) {
         const int world = g.tp * g.pp * g.cp * g.dp;
         if (g.key >= top.threshold()) {
-            pruned_bound += g.zeros;
+            pruned_bound += count_bits(g.zeros);
             return;
         }
-        for (int zero = 0; zero < g.zeros; ++zero) {
+        for (int zero = 0; zero < 4; ++zero) {
+            if (!(g.zeros & (1 << zero))) continue;
             const Plan p = plan_of(g, req, zero);
             const double t = std::max(g.step_bound, step_time_lower_bound(m, c, p));
             const double mem_lb = memory_lower_bound_GiB(m, p, g.params_first, g.params_last);
@@ -352,7 +378,7 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
                 const std::size_t i = next.fetch_add(1);
                 if (i >= e.groups.size()) return;
                 evaluate(e.groups[i]);
-                visited += e.groups[i].zeros;
+                visited += count_bits(e.groups[i].zeros);
             }
         } catch (...) {
             std::lock_guard<std::mutex> lock(error_mutex);

@@ -36,6 +36,7 @@ struct SearchOptions {
     Objective objective = Objective::time;
     double memory_headroom = 0.10;  // fraction of GPU memory kept free
     int top_k = 5;
+    Framework framework = Framework::any;  // search only what this framework runs (--emit)
     int threads = 0;                // 0: every hardware thread
     SimulateOptions simulate;       // framework features assumed (memory_headroom is set from above)
     // Called from the calling thread about every 0.2 s while the search runs.

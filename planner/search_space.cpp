@@ -9,6 +9,49 @@
 
 namespace tessel {
 
+Framework parse_framework(const std::string& s) {
+    if (s == "megatron") return Framework::megatron;
+    if (s == "deepspeed") return Framework::deepspeed;
+    if (s == "torchtitan") return Framework::torchtitan;
+    throw InputError("--emit: expected one of megatron | deepspeed | torchtitan, got \"" + s + "\"");
+}
+
+const char* to_string(Framework f) {
+    switch (f) {
+        case Framework::any: return "any";
+        case Framework::megatron: return "megatron";
+        case Framework::deepspeed: return "deepspeed";
+        case Framework::torchtitan: return "torchtitan";
+    }
+    return "?";
+}
+
+SpaceLimits limits_for(Framework f) {
+    SpaceLimits l;
+    switch (f) {
+        case Framework::any: break;
+        case Framework::megatron:
+            l.zero_stages = {0, 1};
+            l.placement = "tp-cp-dp-pp";
+            break;
+        case Framework::deepspeed:
+            l.zero_with_pipeline_max1 = true;
+            l.context_parallel = false;
+            l.interleaving = false;
+            l.sequence_parallel = SpaceLimits::SequenceParallel::off;
+            l.placement = "tp-cp-dp-pp";
+            break;
+        case Framework::torchtitan:
+            l.zero_stages = {0, 2, 3};
+            l.uneven_pipeline = false;
+            l.shards_over_cp = true;
+            l.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
+            l.placement = "tp-cp-dp-pp";
+            break;
+    }
+    return l;
+}
+
 int default_global_batch(int seq_length, int num_gpus) {
     const long long target_tokens = 1LL << 21;
     long long b = std::max<long long>(1, target_tokens / std::max(1, seq_length));

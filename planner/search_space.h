@@ -23,6 +23,32 @@ struct PlanRequest {
     Precision precision = Precision::bf16;
 };
 
+// The framework a plan will be exported to limits what the search may choose, so the winner runs
+// there as planned (each limit's source: shared reference config-formats.md).
+enum class Framework { any, megatron, deepspeed, torchtitan };
+Framework parse_framework(const std::string& s);  // megatron | deepspeed | torchtitan; InputError otherwise
+const char* to_string(Framework f);
+
+struct SpaceLimits {
+    std::vector<int> zero_stages{0, 1, 2, 3};
+    bool zero_with_pipeline_max1 = false;  // ZeRO-2/3 only without pipeline parallelism
+    bool context_parallel = true;
+    bool interleaving = true;
+    bool uneven_pipeline = true;            // first/last stages may differ
+    bool shards_over_cp = false;            // CP > 1 always shards parameters (torchtitan's FSDP mesh)
+    enum class SequenceParallel { search, off, with_tp } sequence_parallel = SequenceParallel::search;
+    std::string placement;                  // empty: search placements; else the framework's fixed order
+};
+// any: everything. Megatron-LM: ZeRO 0 or 1 (--use-distributed-optimizer shards the optimizer
+// state only), rank order tp-cp-dp-pp (its default RankGenerator order "tp-cp-ep-dp-pp").
+// DeepSpeed (with Megatron-DeepSpeed for TP/PP): its pipeline engine runs non-interleaved 1F1B
+// and only ZeRO 0-1 with PP > 1; no ring context parallelism; no Megatron-SP; mesh order
+// model-data-pipe = tp-dp-pp. torchtitan v0.2: ZeRO 0 (DDP, data_parallel_replicate_degree),
+// 2 or 3 (FSDP data_parallel_shard_degree without / with resharding after forward), SP always on
+// with TP, even pipeline stages (pipeline_parallel_layers_per_stage), mesh [pp, dp, cp, tp]; with
+// CP > 1 FSDP always shards over the CP ranks, so only ZeRO 2 or 3 there.
+SpaceLimits limits_for(Framework f);
+
 // The default global batch: 2^21 tokens (about 2M: between GPT-3 175B's 3.2M and the 1-2M of
 // smaller runs; Brown et al. 2020 Table 2.1) divided by the sequence length, but at least one
 // sequence per 8 GPUs, then raised to odd(N) * 2^k, the smallest such value, where odd(N) is the

@@ -1,0 +1,47 @@
+#include "planner/budget_plan.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/accounting.h"
+#include "core/errors.h"
+#include "planner/model_shape.h"
+
+namespace tessel {
+
+BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int global_batch_size, int seq_length,
+                           const SearchOptions& o) {
+    if ((b.days > 0) == (b.gpu_hours > 0)) throw InputError("budget: give exactly one of --days and --gpu-hours, positive");
+    const double gpus = c.num_gpus();
+    const double seconds = b.days > 0 ? b.days * 86400.0 : b.gpu_hours * 3600.0 / gpus;
+    const int seq = seq_length > 0 ? seq_length : 4096;
+    const Precision precision = c.gpu.peak(Precision::bf16) > 0 ? Precision::bf16 : Precision::fp16;
+
+    BudgetPlan out;
+    double flops = gpus * c.gpu.peak(precision) * 1e12 * kInitialMfuGuess * seconds;
+    double parameters = compute_optimal(flops).parameters;
+    for (int round = 0; round < 6; ++round) {
+        out.model = llama_style_model(parameters, seq);
+        const double n = double(count_parameters(out.model).total);
+        const PlanRequest req = complete_request(out.model, c, global_batch_size, seq);
+        out.search = search_plans(out.model, c, req, o);
+        const SimulationResult& win = out.search.best.front();
+        // The budget trains tps x seconds tokens of this model: C = 6 N D.
+        flops = 6.0 * n * win.tokens_per_s * seconds;
+        const double next = compute_optimal(flops).parameters;
+        out.rounds.push_back(fmt::format("round {}: {} ({:.2f}B parameters) reaches {:.0f} tokens/s -> budget {:.3g} FLOPs, "
+                                         "optimal size {:.2f}B",
+                                         round + 1, out.model.name, n / 1e9, win.tokens_per_s, flops, next / 1e9));
+        const bool settled = std::abs(next - n) < 0.02 * n;
+        parameters = next;
+        if (settled) break;
+    }
+    out.optimal = compute_optimal(flops);
+    out.approach3 = compute_optimal_approach3(flops);
+    out.budget = budget_for_tokens(chinchilla_tokens(double(count_parameters(out.model).total)), out.search.best.front(),
+                                   c.price_per_gpu_hour);
+    return out;
+}
+
+}  // namespace tessel

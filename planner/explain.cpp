@@ -1,0 +1,135 @@
+#include "planner/explain.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace tessel {
+
+namespace {
+
+double exposed_comm(const TimeBreakdown& t) {
+    return t.tp_comm_exposed + t.cp_comm_exposed + t.pp_comm_exposed + t.dp_comm_exposed;
+}
+
+std::string plan_cell(const Plan& p) {
+    std::string s = fmt::format("tp{} pp{} dp{}", p.tp, p.pp, p.dp);
+    if (p.cp > 1) s += fmt::format(" cp{}", p.cp);
+    s += fmt::format(" z{} mb{}", p.zero_stage, p.microbatch_size);
+    if (p.virtual_stages > 1) s += fmt::format(" v{}", p.virtual_stages);
+    if (p.sequence_parallel) s += " sp";
+    if (p.recompute != Recompute::none) s += p.recompute == Recompute::full ? " rc-full" : " rc-sel";
+    return s;
+}
+
+// The dimensions in which b differs from a, as "v24 vs v12".
+std::vector<std::string> plan_differences(const Plan& a, const Plan& b) {
+    std::vector<std::string> out;
+    auto num = [&](const char* name, int x, int y) {
+        if (x != y) out.push_back(fmt::format("{} {} vs {}", name, x, y));
+    };
+    num("TP", a.tp, b.tp);
+    num("PP", a.pp, b.pp);
+    num("DP", a.dp, b.dp);
+    num("CP", a.cp, b.cp);
+    num("ZeRO stage", a.zero_stage, b.zero_stage);
+    num("microbatch", a.microbatch_size, b.microbatch_size);
+    num("virtual stages", a.virtual_stages, b.virtual_stages);
+    if (a.sequence_parallel != b.sequence_parallel)
+        out.push_back(fmt::format("sequence parallel {} vs {}", a.sequence_parallel ? "on" : "off",
+                                  b.sequence_parallel ? "on" : "off"));
+    if (a.recompute != b.recompute)
+        out.push_back(fmt::format("recompute {} vs {}", to_string(a.recompute), to_string(b.recompute)));
+    if (a.placement != b.placement) out.push_back(fmt::format("placement {} vs {}", a.placement, b.placement));
+    return out;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+    std::string s;
+    for (const auto& p : parts) s += (s.empty() ? "" : sep) + p;
+    return s;
+}
+
+}  // namespace
+
+std::string format_search_stats(const SearchResult& r) {
+    std::string worlds;
+    if (r.world_sizes.size() > 1) {
+        std::vector<std::string> w;
+        for (int n : r.world_sizes) w.push_back(std::to_string(n));
+        worlds = fmt::format(" over {} GPUs", join(w, "/"));
+    }
+    return fmt::format(
+        "considered {:L} plans{}: {:L} broke a rule, {:L} pruned by memory, {:L} pruned by the step-time bound, "
+        "{:L} simulated; {:.2f} s",
+        r.considered, worlds, r.rejected, r.pruned_memory, r.pruned_bound, r.simulated, r.search_s);
+}
+
+std::string format_ranking_table(const SearchResult& r, const ClusterSpec& c, Objective o) {
+    const bool dollars = o == Objective::tokens_per_dollar;
+    std::string s = fmt::format("{:>2}  {:<34} {:<12} {:>9} {:>6} {:>14} {:>14} {:>9}", "#", "plan", "placement",
+                                "step (s)", "MFU", "bubble (s)", "exposed comm", "peak GiB");
+    if (dollars) s += fmt::format(" {:>5} {:>12}", "GPUs", "tokens/$");
+    s += "\n";
+    int i = 0;
+    for (const auto& x : r.best) {
+        const double step = x.step_time_s;
+        s += fmt::format("{:>2}  {:<34} {:<12} {:>9.3f} {:>5.1f}% {:>7.3f} ({:>4.1f}%) {:>7.3f} ({:>4.1f}%) {:>9.1f}", ++i,
+                         plan_cell(x.plan), x.plan.placement, step, 100 * x.mfu, x.time_s.bubble,
+                         100 * x.time_s.bubble / step, exposed_comm(x.time_s), 100 * exposed_comm(x.time_s) / step,
+                         x.memory_GiB.peak);
+        if (dollars) s += fmt::format(" {:>5} {:>12.0f}", x.plan.world_size(), tokens_per_dollar(x, c.price_per_gpu_hour));
+        s += "\n";
+    }
+    return s;
+}
+
+std::string explain_winner(const SearchResult& r, Objective o) {
+    if (r.best.size() < 2) return r.best.empty() ? "" : "only one plan fits, so it wins by default.";
+    const SimulationResult& a = r.best[0];
+    const SimulationResult& b = r.best[1];
+    std::string s;
+    const auto diffs = plan_differences(a.plan, b.plan);
+    if (o == Objective::memory) {
+        s = fmt::format("#1 needs {:.2f} GiB per GPU, {:.2f} GiB less than #2", a.memory_GiB.peak,
+                        b.memory_GiB.peak - a.memory_GiB.peak);
+    } else if (o == Objective::tokens_per_dollar && a.plan.world_size() != b.plan.world_size()) {
+        s = fmt::format("#1 costs {:.1f} GPU-seconds per step on {} GPUs against #2's {:.1f} on {}",
+                        a.step_time_s * a.plan.world_size(), a.plan.world_size(), b.step_time_s * b.plan.world_size(),
+                        b.plan.world_size());
+    } else {
+        const double gap = b.step_time_s - a.step_time_s;
+        s = fmt::format("#1 is {:.3f} s ({:.2f}%) faster per step than #2", gap, 100 * gap / b.step_time_s);
+    }
+    s += diffs.empty() ? "." : fmt::format(" ({}).", join(diffs, ", "));
+
+    // Components of the step, #1 minus #2: negative = where #1 saves time.
+    struct Part {
+        const char* name;
+        double delta;
+    };
+    const TimeBreakdown& x = a.time_s;
+    const TimeBreakdown& y = b.time_s;
+    std::vector<Part> parts = {{"compute", x.compute - y.compute},
+                               {"recompute", x.recompute - y.recompute},
+                               {"pipeline bubble", x.bubble - y.bubble},
+                               {"exposed TP comm", x.tp_comm_exposed - y.tp_comm_exposed},
+                               {"exposed CP comm", x.cp_comm_exposed - y.cp_comm_exposed},
+                               {"exposed PP comm", x.pp_comm_exposed - y.pp_comm_exposed},
+                               {"exposed DP comm", x.dp_comm_exposed - y.dp_comm_exposed},
+                               {"optimizer", x.optimizer - y.optimizer}};
+    std::sort(parts.begin(), parts.end(), [](const Part& p, const Part& q) { return std::abs(p.delta) > std::abs(q.delta); });
+    std::vector<std::string> lines;
+    for (const Part& p : parts) {
+        if (std::abs(p.delta) < 1e-4 * b.step_time_s || lines.size() >= 4) continue;
+        lines.push_back(fmt::format("{} {:+.3f} s", p.name, p.delta));
+    }
+    if (!lines.empty()) s += " Seconds per step, #1 minus #2: " + join(lines, ", ") + ".";
+    if (o != Objective::memory && a.memory_GiB.peak != b.memory_GiB.peak)
+        s += fmt::format(" Peak memory {:.1f} vs {:.1f} GiB.", a.memory_GiB.peak, b.memory_GiB.peak);
+    return s;
+}
+
+}  // namespace tessel

@@ -1,0 +1,74 @@
+#include "planner/export_deepspeed.h"
+
+#include <fmt/format.h>
+
+#include "core/json_io.h"
+
+namespace tessel {
+
+Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const ClusterSpec& c, const ExportOptions& o) {
+    (void)c;
+    (void)o;
+    const Plan& p = w.plan;
+    Emitted e;
+    const int gas = p.num_microbatches();
+    // ordered_json keeps the keys in the order a person reads them.
+    nlohmann::ordered_json j;
+    j["train_batch_size"] = p.microbatch_size * gas * p.dp;
+    j["train_micro_batch_size_per_gpu"] = p.microbatch_size;
+    j["gradient_accumulation_steps"] = gas;
+    j["gradient_clipping"] = 1.0;
+    if (p.precision == Precision::fp16) {
+        j["fp16"] = {{"enabled", true},   {"loss_scale", 0},          {"initial_scale_power", 16},
+                     {"loss_scale_window", 1000}, {"hysteresis", 2}, {"min_loss_scale", 1}};
+        j["bf16"] = {{"enabled", false}};
+    } else {
+        j["fp16"] = {{"enabled", false}};
+        j["bf16"] = {{"enabled", p.precision != Precision::fp32}};
+    }
+    nlohmann::ordered_json zero;
+    zero["stage"] = p.zero_stage;
+    zero["overlap_comm"] = true;
+    zero["contiguous_gradients"] = true;
+    zero["reduce_scatter"] = true;
+    zero["allgather_partitions"] = true;
+    zero["reduce_bucket_size"] = 500000000;
+    zero["allgather_bucket_size"] = 500000000;
+    if (p.zero_stage == 3) {
+        zero["stage3_prefetch_bucket_size"] = 50000000;
+        zero["stage3_param_persistence_threshold"] = 100000;
+        zero["stage3_max_live_parameters"] = 1000000000;
+        zero["stage3_max_reuse_distance"] = 1000000000;
+        zero["stage3_gather_16bit_weights_on_model_save"] = true;
+        zero["sub_group_size"] = 1000000000;
+        zero["offload_param"] = {{"device", "none"}, {"pin_memory", true}};
+    }
+    if (p.zero_stage >= 1) zero["offload_optimizer"] = {{"device", "none"}, {"pin_memory", true}};
+    j["zero_optimization"] = zero;
+    const bool recompute = p.recompute != Recompute::none;
+    j["activation_checkpointing"] = {{"partition_activations", recompute && p.tp > 1},
+                                     {"cpu_checkpointing", false},
+                                     {"contiguous_memory_optimization", false},
+                                     {"number_checkpoints", nullptr},
+                                     {"synchronize_checkpoint_boundary", false},
+                                     {"profile", false}};
+    e.text = j.dump(2) + "\n";
+
+    e.notes.push_back(fmt::format("DeepSpeed config for {}: {} (placement {}); simulated step {:.3f} s, MFU {:.1f}%",
+                                  m.name, p.describe(), p.placement, w.step_time_s, 100 * w.mfu));
+    e.notes.push_back(fmt::format("train_batch_size {} = micro {} x gradient accumulation {} x data-parallel {}",
+                                  p.global_batch_size, p.microbatch_size, gas, p.dp));
+    if (p.tp > 1 || p.pp > 1)
+        e.notes.push_back(fmt::format("the JSON has no TP/PP degree: run it with Megatron-DeepSpeed and "
+                                      "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} "
+                                      "--global-batch-size {}",
+                                      p.tp, p.pp, p.microbatch_size, p.global_batch_size));
+    if (recompute)
+        e.notes.push_back(fmt::format("activation_checkpointing only configures deepspeed.checkpointing: the model must "
+                                      "call it ({} recompute; Megatron-DeepSpeed: --checkpoint-activations; HF Trainer: "
+                                      "gradient_checkpointing)",
+                                      to_string(p.recompute)));
+    return e;
+}
+
+}  // namespace tessel

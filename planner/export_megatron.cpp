@@ -1,0 +1,118 @@
+#include "planner/export_megatron.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/plan.h"
+
+namespace tessel {
+
+namespace {
+std::string array(const char* name, const std::vector<std::string>& lines) {
+    std::string s = fmt::format("{}=(\n", name);
+    for (const auto& l : lines)
+        if (!l.empty()) s += "  " + l + "\n";
+    return s + ")\n";
+}
+}  // namespace
+
+Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const ClusterSpec& c, const ExportOptions& o) {
+    const Plan& p = w.plan;
+    Emitted e;
+    const int world = p.world_size();
+    const int gpus_per_node = std::min(c.gpus_per_node, world);
+    const int nodes = (world + gpus_per_node - 1) / gpus_per_node;
+
+    std::vector<std::string> model;
+    model.push_back(fmt::format("--num-layers {} --hidden-size {} --ffn-hidden-size {}", m.num_layers, m.hidden_size,
+                                m.ffn_hidden_size));
+    std::string heads = fmt::format("--num-attention-heads {}", m.num_attention_heads);
+    if (m.num_kv_heads != m.num_attention_heads)
+        heads += fmt::format(" --group-query-attention --num-query-groups {}", m.num_kv_heads);
+    if (m.head_dim * m.num_attention_heads != m.hidden_size) heads += fmt::format(" --kv-channels {}", m.head_dim);
+    model.push_back(heads);
+    const int max_positions = m.position_embedding == PositionEmbedding::learned
+                                  ? std::max(m.max_position_embeddings, p.seq_length)
+                                  : std::max(m.seq_length, p.seq_length);
+    model.push_back(fmt::format("--seq-length {} --max-position-embeddings {}", p.seq_length, max_positions));
+    model.push_back(fmt::format("--position-embedding-type {}",
+                                m.position_embedding == PositionEmbedding::rope ? "rope" : "learned_absolute"));
+    std::string shape = fmt::format("--normalization {}", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm");
+    if (m.activation == Activation::swiglu) shape += " --swiglu";
+    if (!m.tied_embeddings) shape += " --untie-embeddings-and-output-weights";
+    if (!m.linear_bias) shape += " --disable-bias-linear";
+    if (m.qkv_bias) shape += " --add-qkv-bias";
+    model.push_back(shape);
+    model.push_back("--make-vocab-size-divisible-by 128");
+
+    std::vector<std::string> parallel;
+    parallel.push_back(fmt::format("--tensor-model-parallel-size {}{}", p.tp, p.sequence_parallel ? " --sequence-parallel" : ""));
+    std::string pipe = fmt::format("--pipeline-model-parallel-size {}", p.pp);
+    if (p.virtual_stages > 1) {
+        pipe += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", m.num_layers / (p.pp * p.virtual_stages));
+    } else if (p.pp > 1 && m.num_layers % p.pp != 0) {
+        const auto layers = layers_per_chunk(m.num_layers, p.pp, 1);
+        const int middle = p.pp > 2 ? layers[1] : -1;
+        if (layers.front() != middle) pipe += fmt::format(" --decoder-first-pipeline-num-layers {}", layers.front());
+        if (p.pp > 2 && layers.back() != middle) pipe += fmt::format(" --decoder-last-pipeline-num-layers {}", layers.back());
+    }
+    parallel.push_back(pipe);
+    parallel.push_back(fmt::format("--context-parallel-size {}{}", p.cp, p.cp > 1 ? " --cp-comm-type p2p" : ""));
+    parallel.push_back(p.zero_stage >= 1 ? "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
+                                         : "--overlap-grad-reduce");
+
+    std::vector<std::string> batch{fmt::format("--micro-batch-size {} --global-batch-size {}", p.microbatch_size,
+                                               p.global_batch_size)};
+    if (o.train_iters > 0) batch.push_back(fmt::format("--train-iters {}", o.train_iters));
+
+    std::vector<std::string> precision;
+    if (p.precision == Precision::bf16 || p.precision == Precision::fp8) precision.push_back("--bf16");
+    else if (p.precision == Precision::fp16) precision.push_back("--fp16");
+
+    std::vector<std::string> recompute;
+    if (p.recompute == Recompute::selective) recompute.push_back("--recompute-granularity selective");
+    if (p.recompute == Recompute::full)
+        recompute.push_back("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+
+    std::string& s = e.text;
+    s += "#!/usr/bin/env bash\n";
+    s += fmt::format("# Megatron-LM launch for {} on {} GPUs ({}), written by `tessel plan`.\n", m.name, world, c.name);
+    s += fmt::format("# Plan {} (placement {}, {} microbatches per step): simulated step {:.3f} s, MFU {:.1f}%, "
+                     "peak {:.1f} GiB per GPU.\n",
+                     p.describe(), p.placement, p.num_microbatches(), w.step_time_s, 100 * w.mfu, w.memory_GiB.peak);
+    s += "# Run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set; MEGATRON_LM is your Megatron-LM\n"
+         "# checkout. Data, tokenizer and optimizer flags are yours: put them in EXTRA_ARGS, e.g.\n"
+         "#   EXTRA_ARGS=\"--data-path ... --tokenizer-type ... --lr 3e-4\"\n";
+    s += "set -euo pipefail\n";
+    s += fmt::format("GPUS_PER_NODE={}\nNNODES={}\n", gpus_per_node, nodes);
+    s += array("MODEL_ARGS", model);
+    s += array("PARALLEL_ARGS", parallel);
+    s += array("BATCH_ARGS", batch);
+    s += array("PRECISION_ARGS", precision);
+    s += array("RECOMPUTE_ARGS", recompute);
+    s += "torchrun --nproc_per_node \"$GPUS_PER_NODE\" --nnodes \"$NNODES\" --node_rank \"${NODE_RANK:-0}\" \\\n"
+         "  --master_addr \"${MASTER_ADDR:-localhost}\" --master_port \"${MASTER_PORT:-6000}\" \\\n"
+         "  \"${MEGATRON_LM:-.}/pretrain_gpt.py\" \\\n"
+         "  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${BATCH_ARGS[@]}\" ${PRECISION_ARGS[@]+\"${PRECISION_ARGS[@]}\"} "
+         "${RECOMPUTE_ARGS[@]+\"${RECOMPUTE_ARGS[@]}\"} \\\n"
+         "  ${EXTRA_ARGS:-}\n";
+
+    if (p.tp > m.num_kv_heads)
+        e.notes.push_back(fmt::format("TP {} exceeds the {} KV heads: each TP rank keeps a replicated KV head, which "
+                                      "needs Megatron-Core >= 0.16 (num_query_groups a divisor of TP)",
+                                      p.tp, m.num_kv_heads));
+    if (p.zero_stage >= 2)
+        e.notes.push_back(fmt::format("ZeRO stage {} has no Megatron-LM flag; --use-distributed-optimizer shards only the "
+                                      "optimizer state (ZeRO-1)",
+                                      p.zero_stage));
+    if (p.placement != "tp-cp-dp-pp")
+        e.notes.push_back("placement " + p.placement + " differs from Megatron's rank order tp-cp-dp-pp");
+    if (p.precision == Precision::fp8) e.notes.push_back("fp8 was simulated; add Transformer Engine's --fp8-format yourself");
+    if (m.position_embedding == PositionEmbedding::rope)
+        e.notes.push_back("set --rotary-base in EXTRA_ARGS if the model's RoPE theta is not 10000 (Llama 3: 500000)");
+    return e;
+}
+
+}  // namespace tessel

@@ -1,0 +1,23 @@
+// The winner as a Megatron-LM launch script (bash): pretrain_gpt.py under torchrun with the
+// parallel, model-shape, batch, precision and recompute flags of shared reference
+// config-formats.md §B1, each spelled as Megatron's arguments.py defines it. Choices:
+//   - interleaving as --num-layers-per-virtual-pipeline-stage (no --virtual-pipeline-... flag
+//     exists); uneven pipelines as --decoder-first/last-pipeline-num-layers;
+//   - always an explicit --ffn-hidden-size (the SwiGLU default is not Llama's), --kv-channels when
+//     the head dimension is not hidden/heads, GQA as --group-query-attention --num-query-groups;
+//   - ZeRO-1 as --use-distributed-optimizer with --overlap-grad-reduce --overlap-param-gather (the
+//     overlap the simulator assumes);
+//   - recompute full as --recompute-granularity full --recompute-method uniform --recompute-num-layers 1.
+// Data, tokenizer and optimizer flags are the user's: the script appends $EXTRA_ARGS.
+#pragma once
+#include "core/cluster_spec.h"
+#include "core/model_spec.h"
+#include "planner/export.h"
+#include "simulator/result.h"
+
+namespace tessel {
+
+Emitted export_megatron(const ModelSpec& m, const SimulationResult& winner, const ClusterSpec& c,
+                        const ExportOptions& o = {});
+
+}  // namespace tessel

@@ -1,0 +1,123 @@
+#include "planner/export_torchtitan.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tessel {
+
+namespace {
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// torchtitan defines model shapes in code; the presets it ships under these names.
+std::pair<std::string, std::string> torchtitan_flavor(const ModelSpec& m) {
+    if (m.name == "llama3-8b") return {"llama3", "8B"};
+    if (m.name == "llama3-70b") return {"llama3", "70B"};
+    if (m.name == "llama3-405b") return {"llama3", "405B"};
+    return {"", ""};
+}
+}  // namespace
+
+TorchtitanFormat parse_torchtitan_format(const std::string& s) {
+    if (s == "overrides") return TorchtitanFormat::overrides;
+    if (s == "toml") return TorchtitanFormat::toml;
+    throw InputError("--torchtitan-format: expected overrides or toml, got \"" + s + "\"");
+}
+
+std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, const ExportOptions& o) {
+    std::vector<TorchtitanKey> k;
+    const auto [name, flavor] = torchtitan_flavor(m);
+    if (!name.empty()) {
+        k.push_back({"model", "name", quoted(name)});
+        k.push_back({"model", "flavor", quoted(flavor)});
+    }
+    const int local = p.pp > 1 ? p.microbatch_size * p.num_microbatches() : p.microbatch_size;
+    k.push_back({"training", "local_batch_size", std::to_string(local)});
+    k.push_back({"training", "global_batch_size", std::to_string(p.global_batch_size)});
+    k.push_back({"training", "seq_len", std::to_string(p.seq_length)});
+    k.push_back({"training", "mixed_precision_param", quoted(p.precision == Precision::fp32 ? "float32" : "bfloat16")});
+    k.push_back({"training", "mixed_precision_reduce", quoted("float32")});
+    if (o.train_iters > 0) k.push_back({"training", "steps", std::to_string(o.train_iters)});
+
+    const bool fsdp = p.zero_stage >= 2;
+    k.push_back({"parallelism", "data_parallel_replicate_degree", std::to_string(fsdp ? 1 : p.dp)});
+    k.push_back({"parallelism", "data_parallel_shard_degree", std::to_string(fsdp ? p.dp : 1)});
+    if (fsdp || p.cp > 1)
+        k.push_back({"parallelism", "fsdp_reshard_after_forward", quoted(p.zero_stage == 3 ? "always" : "never")});
+    k.push_back({"parallelism", "tensor_parallel_degree", std::to_string(p.tp)});
+    k.push_back({"parallelism", "pipeline_parallel_degree", std::to_string(p.pp)});
+    if (p.pp > 1) {
+        k.push_back({"parallelism", "pipeline_parallel_schedule", quoted(p.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B")});
+        k.push_back({"parallelism", "pipeline_parallel_microbatch_size", std::to_string(p.microbatch_size)});
+        k.push_back({"parallelism", "pipeline_parallel_layers_per_stage",
+                     std::to_string(m.num_layers / (p.pp * p.virtual_stages))});
+        k.push_back({"parallelism", "pipeline_parallel_first_stage_less_layers", "0"});
+        k.push_back({"parallelism", "pipeline_parallel_last_stage_less_layers", "0"});
+    }
+    k.push_back({"parallelism", "context_parallel_degree", std::to_string(p.cp)});
+
+    k.push_back({"activation_checkpoint", "mode", quoted(to_string(p.recompute))});
+    if (p.recompute == Recompute::selective) k.push_back({"activation_checkpoint", "selective_ac_option", quoted("op")});
+    return k;
+}
+
+Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const ClusterSpec& c, TorchtitanFormat format,
+                          const ExportOptions& o) {
+    const Plan& p = w.plan;
+    Emitted e;
+    const auto keys = torchtitan_keys(m, p, o);
+    const int world = p.world_size();
+    const int gpus_per_node = std::min(c.gpus_per_node, world);
+    const int nodes = (world + gpus_per_node - 1) / gpus_per_node;
+    const std::string summary =
+        fmt::format("{} on {} GPUs ({}): {} (placement {}); simulated step {:.3f} s, MFU {:.1f}%, peak {:.1f} GiB", m.name,
+                    world, c.name, p.describe(), p.placement, w.step_time_s, 100 * w.mfu, w.memory_GiB.peak);
+    std::string& s = e.text;
+    if (format == TorchtitanFormat::toml) {
+        s += "# torchtitan v0.1.0 - v0.2.2 job config, written by `tessel plan`.\n# " + summary + "\n";
+        std::string section;
+        for (const auto& k : keys) {
+            if (k.section != section) {
+                s += (section.empty() ? "\n[" : "\n[") + k.section + "]\n";
+                section = k.section;
+            }
+            s += k.key + " = " + k.value + "\n";
+        }
+    } else {
+        s += "#!/usr/bin/env bash\n";
+        s += "# torchtitan launch with command-line overrides (v0.2.x keys), written by `tessel plan`.\n# " + summary + "\n";
+        s += "# CONFIG_FILE is the base job config (its other sections: optimizer, data, checkpointing);\n"
+             "# run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set.\n";
+        s += "set -euo pipefail\n";
+        s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/llama3_8b.toml}\n";
+        s += "OVERRIDES=(\n";
+        for (const auto& k : keys) {
+            std::string v = k.value;
+            v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
+            s += fmt::format("  --{}.{} {}\n", k.section, k.key, v);
+        }
+        s += ")\n";
+        s += fmt::format(
+            "torchrun --nproc_per_node {} --nnodes {} --node_rank \"${{NODE_RANK:-0}}\" \\\n"
+            "  --rdzv_backend c10d --rdzv_endpoint \"${{MASTER_ADDR:-localhost}}:${{MASTER_PORT:-29500}}\" \\\n"
+            "  -m torchtitan.train --job.config_file \"$CONFIG_FILE\" \"${{OVERRIDES[@]}}\"\n",
+            gpus_per_node, nodes);
+    }
+    if (torchtitan_flavor(m).first.empty())
+        e.notes.push_back(fmt::format("torchtitan defines model shapes in code: register a flavor with {} layers, hidden "
+                                      "{}, {} heads ({} KV), FFN {} and set model.name / model.flavor",
+                                      m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.ffn_hidden_size));
+    if (p.pp > 1)
+        e.notes.push_back(fmt::format("{} microbatches of {} per step = local_batch_size {} / pipeline_parallel_microbatch_size",
+                                      p.num_microbatches(), p.microbatch_size, p.microbatch_size * p.num_microbatches()));
+    else if (p.num_microbatches() > 1)
+        e.notes.push_back(fmt::format("gradient accumulation: global {} / (local {} x data-parallel {}) = {} steps",
+                                      p.global_batch_size, p.microbatch_size, p.dp, p.num_microbatches()));
+    if (p.zero_stage == 1)
+        e.notes.push_back("ZeRO-1 has no torchtitan equivalent; use ZeRO 0 (DDP) or FSDP (plan with --emit torchtitan)");
+    return e;
+}
+
+}  // namespace tessel

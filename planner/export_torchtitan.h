@@ -1,0 +1,35 @@
+// The winner for torchtitan (shared reference config-formats.md §B3), in one of two forms:
+//   - overrides (default): a launch script passing `--section.key value` overrides of the
+//     [parallelism], [activation_checkpoint], [training] (and [model]) keys of torchtitan v0.2.x,
+//     the form its releases accept on the command line over a base config file;
+//   - toml: the same keys as the TOML file of the v0.1.0 - v0.2.2 releases.
+// Mapping: ZeRO 0 -> data_parallel_replicate_degree = DP (DDP); ZeRO 2/3 -> data_parallel_shard_degree
+// = DP (FSDP) with fsdp_reshard_after_forward "never" / "always"; SP comes with TP; interleaving
+// -> Interleaved1F1B with pipeline_parallel_layers_per_stage = layers / (PP x V) and no stage
+// counted for the embedding or the output (first/last_stage_less_layers 0). Batches: with PP,
+// local_batch_size = microbatch x microbatches (one step, no accumulation), so torchtitan runs
+// local / pipeline_parallel_microbatch_size microbatches; without PP, local_batch_size = microbatch
+// and global / (local x DP) accumulation steps.
+#pragma once
+#include <string>
+
+#include "core/cluster_spec.h"
+#include "core/model_spec.h"
+#include "planner/export.h"
+#include "simulator/result.h"
+
+namespace tessel {
+
+enum class TorchtitanFormat { overrides, toml };
+TorchtitanFormat parse_torchtitan_format(const std::string& s);  // "overrides" | "toml"
+
+// (section, key, value as TOML writes it) in emission order.
+struct TorchtitanKey {
+    std::string section, key, value;
+};
+std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, const ExportOptions& o = {});
+
+Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& winner, const ClusterSpec& c,
+                          TorchtitanFormat format, const ExportOptions& o = {});
+
+}  // namespace tessel

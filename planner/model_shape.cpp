@@ -1,0 +1,54 @@
+#include "planner/model_shape.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/accounting.h"
+
+namespace tessel {
+
+namespace {
+ModelSpec shape(int hidden, int layers, int seq_length) {
+    ModelSpec m;
+    m.hidden_size = hidden;
+    m.num_layers = layers;
+    m.head_dim = 128;
+    m.num_attention_heads = hidden / 128;
+    m.num_kv_heads = std::min(8, m.num_attention_heads);
+    m.ffn_hidden_size = int(std::lround(3.5 * hidden / 256.0)) * 256;
+    m.vocab_size = kLlama3Vocab;
+    m.seq_length = seq_length;
+    m.max_position_embeddings = seq_length;
+    m.activation = Activation::swiglu;
+    m.norm = Norm::rmsnorm;
+    m.position_embedding = PositionEmbedding::rope;
+    m.tied_embeddings = false;
+    m.source = "native";
+    return m;
+}
+}  // namespace
+
+ModelSpec llama_style_model(double parameters, int seq_length) {
+    ModelSpec best;
+    double best_distance = 1e300;
+    for (int hidden = 1024; hidden <= 65536; hidden += 1024) {
+        const ModelSpec one = shape(hidden, 1, seq_length);
+        const auto pc = count_parameters(one);
+        const double per_layer = double(pc.per_layer);
+        const double fixed = double(pc.total - pc.per_layer);
+        const int layers = int(std::lround((parameters - fixed) / per_layer));
+        if (layers < 2) continue;
+        const double distance = std::abs(std::log(double(hidden) / layers / kTargetAspectRatio));
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = shape(hidden, layers, seq_length);
+        }
+    }
+    if (best.num_layers == 0) best = shape(1024, 2, seq_length);  // below ~0.5B the embeddings dominate
+    best.name = fmt::format("llama-style-{:.1f}b", double(count_parameters(best).total) / 1e9);
+    return best;
+}
+
+}  // namespace tessel
