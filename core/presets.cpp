@@ -30,6 +30,14 @@ const char* preset_text(const std::string& kind, const std::string& name) {
     return nullptr;
 }
 
+namespace {
+// "models" -> "model"; folders that are not plural nouns keep their name.
+std::string singular(const std::string& kind) {
+    if (kind == "models" || kind == "clusters" || kind == "plans") return kind.substr(0, kind.size() - 1);
+    return kind;
+}
+}  // namespace
+
 json load_json(const std::string& kind, const std::string& name_or_path, std::string* origin) {
     std::error_code ec;
     if (std::filesystem::exists(name_or_path, ec)) {
@@ -37,7 +45,7 @@ json load_json(const std::string& kind, const std::string& name_or_path, std::st
         return read_json_file(name_or_path);
     }
     if (const char* text = preset_text(kind, name_or_path)) {
-        std::string o = fmt::format("preset {} '{}'", kind.substr(0, kind.size() - 1), name_or_path);
+        std::string o = fmt::format("preset {} '{}'", singular(kind), name_or_path);
         if (origin) *origin = o;
         return parse_json_text(text, o);
     }
@@ -48,7 +56,7 @@ json load_json(const std::string& kind, const std::string& name_or_path, std::st
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     std::string suggestion = nearest(name_or_path, names);
-    throw InputError(fmt::format("unknown {} preset '{}'{}; presets: {}", kind.substr(0, kind.size() - 1), name_or_path,
+    throw InputError(fmt::format("unknown {} preset '{}'{}; presets: {}", singular(kind), name_or_path,
                                  suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion), list));
 }
 
