@@ -16,7 +16,7 @@ ModelSpec shape(int hidden, int layers, int seq_length) {
     m.num_layers = layers;
     m.head_dim = 128;
     m.num_attention_heads = hidden / 128;
-    m.num_kv_heads = std::min(8, m.num_attention_heads);
+    m.num_kv_heads = m.num_attention_heads % 8 == 0 ? 8 : 4;  // 4 when the width is an odd multiple of 512
     m.ffn_hidden_size = int(std::lround(3.5 * hidden / 256.0)) * 256;
     m.vocab_size = kLlama3Vocab;
     m.seq_length = seq_length;
@@ -33,7 +33,7 @@ ModelSpec shape(int hidden, int layers, int seq_length) {
 ModelSpec llama_style_model(double parameters, int seq_length) {
     ModelSpec best;
     double best_distance = 1e300;
-    for (int hidden = 1024; hidden <= 65536; hidden += 1024) {
+    for (int hidden = 1024; hidden <= 65536; hidden += 512) {
         const ModelSpec one = shape(hidden, 1, seq_length);
         const auto pc = count_parameters(one);
         const double per_layer = double(pc.per_layer);

@@ -1,0 +1,108 @@
+// Chinchilla arithmetic, hand-derived; budgets; the model shape chosen for a parameter count.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/accounting.h"
+#include "core/presets.h"
+#include "planner/budget_plan.h"
+#include "planner/chinchilla.h"
+#include "planner/model_shape.h"
+#include "plan_fixtures.h"
+
+using namespace tessel;
+
+TEST(Chinchilla, TwentyTokensPerParameter) {
+    // Hoffmann et al. 2022, Table 3: 70B -> 1.4T tokens; 175B -> 3.5T at 20 per parameter.
+    EXPECT_DOUBLE_EQ(chinchilla_tokens(70e9), 1.4e12);
+    EXPECT_DOUBLE_EQ(chinchilla_tokens(175e9), 3.5e12);
+}
+
+TEST(Chinchilla, ComputeOptimalInvertsSixNd) {
+    // C = 6 x 70e9 x 1.4e12 = 5.88e23 FLOPs -> N = sqrt(5.88e23 / 120) = 7e10, D = 1.4e12.
+    const ComputeOptimal o = compute_optimal(5.88e23);
+    EXPECT_NEAR(o.parameters, 70e9, 1e3);
+    EXPECT_NEAR(o.tokens, 1.4e12, 1e5);
+    EXPECT_NEAR(6 * o.parameters * o.tokens, 5.88e23, 1e12);
+}
+
+TEST(Chinchilla, LossOfTheApproach3Fit) {
+    // L(70e9, 1.4e12) = 1.69 + 406.4 / 70e9^0.34 + 410.7 / 1.4e12^0.28
+    //   70e9^0.34 = e^(0.34 x 24.97176) = e^8.49040 = 4867.9  -> 406.4 / 4867.9 = 0.08349
+    //   1.4e12^0.28 = e^(0.28 x 27.96749) = e^7.83090 = 2517.2 -> 410.7 / 2517.2 = 0.16316
+    //   1.69 + 0.08349 + 0.16316 = 1.93665
+    EXPECT_NEAR(chinchilla_loss(70e9, 1.4e12), 1.9366, 5e-4);
+    EXPECT_GT(chinchilla_loss(1e9, 1e12), chinchilla_loss(70e9, 1.4e12));  // smaller model: higher loss
+}
+
+TEST(Chinchilla, Approach3OptimumMinimisesTheLossOnTheComputeLine) {
+    const double c = 5.76e23;  // Chinchilla's own budget (Hoffmann et al. 2022, §4)
+    const ComputeOptimal o = compute_optimal_approach3(c);
+    EXPECT_NEAR(6 * o.parameters * o.tokens / c, 1.0, 1e-9);
+    const double at = chinchilla_loss(o.parameters, o.tokens);
+    for (double f : {0.8, 0.95, 1.05, 1.25}) {
+        const double n = o.parameters * f;
+        EXPECT_GT(chinchilla_loss(n, c / (6 * n)), at) << f;
+    }
+    // The fitted exponents put the optimum at a smaller model than the 20-token rule.
+    EXPECT_LT(o.parameters, compute_optimal(c).parameters);
+}
+
+TEST(Chinchilla, BudgetForTokens) {
+    SimulationResult r;
+    r.plan = tessel::testing::make_plan(8, 2, 4, 1, 1, 1024, 2048);  // 64 GPUs, 2^21 tokens per step
+    r.step_time_s = 10.0;
+    const double tokens = 1000.0 * 1024 * 2048;
+    const TrainingBudget b = budget_for_tokens(tokens, r, 2.5);
+    EXPECT_DOUBLE_EQ(b.steps, 1000);
+    EXPECT_DOUBLE_EQ(b.days, 10000.0 / 86400.0);
+    EXPECT_DOUBLE_EQ(b.gpu_hours, 10000.0 * 64 / 3600.0);
+    EXPECT_DOUBLE_EQ(b.cost, b.gpu_hours * 2.5);
+    // A partial step still costs a step.
+    EXPECT_DOUBLE_EQ(budget_for_tokens(tokens + 1, r, 2.5).steps, 1001);
+    const json j = to_json(b);
+    for (const char* k : {"tokens", "steps", "days", "gpu_hours", "cost"}) EXPECT_TRUE(j.contains(k)) << k;
+}
+
+TEST(ModelShape, EightBillionIsLlama3EightB) {
+    // Llama-3-8B (Dubey et al. 2024, Table 3): 32 layers, hidden 4096, FFN 14336, 32 heads, 8 KV.
+    const ModelSpec m = llama_style_model(8.03e9, 8192);
+    EXPECT_EQ(m.num_layers, 32);
+    EXPECT_EQ(m.hidden_size, 4096);
+    EXPECT_EQ(m.ffn_hidden_size, 14336);
+    EXPECT_EQ(m.num_attention_heads, 32);
+    EXPECT_EQ(m.num_kv_heads, 8);
+    EXPECT_NEAR(double(count_parameters(m).total), 8.03e9, 0.01e9);
+}
+
+TEST(ModelShape, HitsTheParameterCountWithinALayer) {
+    for (double n : {1e9, 13e9, 70e9, 400e9}) {
+        const ModelSpec m = llama_style_model(n, 4096);
+        const auto pc = count_parameters(m);
+        EXPECT_LE(std::abs(double(pc.total) - n), 0.5 * double(pc.per_layer) + 1) << n;
+        const double aspect = double(m.hidden_size) / m.num_layers;
+        EXPECT_GT(aspect, 64) << n;
+        EXPECT_LT(aspect, 256) << n;
+        EXPECT_EQ(m.num_attention_heads % m.num_kv_heads, 0);
+        EXPECT_NO_THROW(validate_model(m, "test"));
+    }
+}
+
+TEST(BudgetPlan, SizesAModelForTheDays) {
+    // 8 H100s for one day: about 8 x 989e12 x 0.4 x 86400 = 2.7e20 FLOPs -> ~1.5B parameters.
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    ComputeBudget b;
+    b.days = 1;
+    SearchOptions o;
+    o.top_k = 2;
+    const BudgetPlan p = plan_for_budget(c, b, 0, 0, o);
+    const double n = double(count_parameters(p.model).total);
+    EXPECT_GT(n, 0.3e9);
+    EXPECT_LT(n, 5e9);
+    // Self-consistent: the plan trains 20 N tokens in about the budget (within the sizing tolerance
+    // and the width granularity of the shape).
+    EXPECT_NEAR(p.budget.tokens, 20 * n, 1e-6 * n);
+    EXPECT_GT(p.budget.days, 0.5);
+    EXPECT_LT(p.budget.days, 2.0);
+    EXPECT_FALSE(p.rounds.empty());
+}

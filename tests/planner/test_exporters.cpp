@@ -1,0 +1,371 @@
+// The exporters: every key they emit is one the target project documents (lists copied from
+// shared reference config-formats.md, §B1-B3), and the emitted numbers satisfy the checks each
+// project makes at start-up.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/presets.h"
+#include "planner/export_deepspeed.h"
+#include "planner/export_megatron.h"
+#include "planner/export_torchtitan.h"
+#include "plan_fixtures.h"
+
+using namespace tessel;
+using tessel::testing::make_plan;
+
+namespace {
+
+// config-formats.md §B1: Megatron-LM flags (arguments.py, core_v0.15.0 and HEAD).
+const std::set<std::string> kMegatronFlags = {
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--num-layers-per-virtual-pipeline-stage",
+    "--num-virtual-stages-per-pipeline-rank", "--microbatch-group-size-per-virtual-pipeline-stage",
+    "--pipeline-model-parallel-layout", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
+    "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--sequence-parallel",
+    "--context-parallel-size", "--cp-comm-type", "--micro-batch-size", "--global-batch-size", "--seq-length",
+    "--recompute-activations", "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
+    "--recompute-modules", "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather", "--bf16",
+    "--fp16", "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads", "--kv-channels",
+    "--group-query-attention", "--num-query-groups", "--max-position-embeddings", "--position-embedding-type",
+    "--rotary-base", "--rotary-percent", "--normalization", "--norm-epsilon", "--swiglu",
+    "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--add-qkv-bias",
+    "--make-vocab-size-divisible-by", "--vocab-size", "--train-iters", "--expert-model-parallel-size", "--num-experts"};
+
+// config-formats.md §B2: DeepSpeed config keys (deepspeed/runtime/constants.py, zero/config.py, ...).
+const std::set<std::string> kDeepSpeedKeys = {
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "gradient_clipping",
+    "fp16", "fp16.enabled", "fp16.auto_cast", "fp16.loss_scale", "fp16.initial_scale_power", "fp16.loss_scale_window",
+    "fp16.hysteresis", "fp16.consecutive_hysteresis", "fp16.min_loss_scale", "fp16.fp16_master_weights_and_grads",
+    "bf16", "bf16.enabled", "bf16.bf16_master_weights_and_grads", "bf16.bf16_optimizer_states",
+    "bf16.immediate_grad_update", "bf16.check_grad_overflow", "zero_optimization", "zero_optimization.stage",
+    "zero_optimization.overlap_comm", "zero_optimization.contiguous_gradients", "zero_optimization.reduce_scatter",
+    "zero_optimization.allgather_partitions", "zero_optimization.reduce_bucket_size",
+    "zero_optimization.allgather_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+    "zero_optimization.stage3_param_persistence_threshold", "zero_optimization.stage3_max_live_parameters",
+    "zero_optimization.stage3_max_reuse_distance", "zero_optimization.stage3_gather_16bit_weights_on_model_save",
+    "zero_optimization.sub_group_size", "zero_optimization.offload_optimizer",
+    "zero_optimization.offload_optimizer.device", "zero_optimization.offload_optimizer.nvme_path",
+    "zero_optimization.offload_optimizer.pin_memory", "zero_optimization.offload_optimizer.buffer_count",
+    "zero_optimization.offload_optimizer.ratio", "zero_optimization.offload_optimizer.fast_init",
+    "zero_optimization.offload_param", "zero_optimization.offload_param.device",
+    "zero_optimization.offload_param.nvme_path", "zero_optimization.offload_param.pin_memory",
+    "zero_optimization.offload_param.buffer_count", "zero_optimization.offload_param.buffer_size",
+    "zero_optimization.offload_param.max_in_cpu", "zero_optimization.cpu_offload", "activation_checkpointing",
+    "activation_checkpointing.partition_activations", "activation_checkpointing.cpu_checkpointing",
+    "activation_checkpointing.contiguous_memory_optimization", "activation_checkpointing.number_checkpoints",
+    "activation_checkpointing.synchronize_checkpoint_boundary", "activation_checkpointing.profile"};
+
+// config-formats.md §B3: torchtitan v0.2.2 job_config.py keys ([parallelism], [activation_checkpoint],
+// [training], [model]).
+const std::set<std::string> kTorchtitanKeys = {
+    "parallelism.data_parallel_replicate_degree", "parallelism.data_parallel_shard_degree",
+    "parallelism.fsdp_reshard_after_forward", "parallelism.tensor_parallel_degree",
+    "parallelism.disable_loss_parallel", "parallelism.enable_async_tensor_parallel",
+    "parallelism.pipeline_parallel_degree", "parallelism.pipeline_parallel_schedule",
+    "parallelism.pipeline_parallel_schedule_csv", "parallelism.pipeline_parallel_microbatch_size",
+    "parallelism.pipeline_parallel_layers_per_stage", "parallelism.pipeline_parallel_first_stage_less_layers",
+    "parallelism.pipeline_parallel_last_stage_less_layers", "parallelism.module_fqns_per_model_part",
+    "parallelism.context_parallel_degree", "parallelism.context_parallel_load_balancer",
+    "parallelism.context_parallel_rotate_method", "parallelism.expert_parallel_degree",
+    "parallelism.expert_tensor_parallel_degree", "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option",
+    "activation_checkpoint.memory_budget", "training.local_batch_size", "training.global_batch_size", "training.seq_len",
+    "training.steps", "training.max_norm", "training.dataset", "training.mixed_precision_param",
+    "training.mixed_precision_reduce", "training.dtype", "training.enable_cpu_offload", "model.name", "model.flavor",
+    "model.hf_assets_path"};
+
+SimulationResult winner(const Plan& p) {
+    SimulationResult r;
+    r.plan = p;
+    r.fits = true;
+    r.step_time_s = 1.0;
+    r.mfu = 0.5;
+    return r;
+}
+
+// Flags of the NAME=( ... ) arrays of a bash script, with the value after each (or "").
+std::multimap<std::string, std::string> megatron_flags(const std::string& script, int* world) {
+    std::multimap<std::string, std::string> flags;
+    std::istringstream in(script);
+    std::string line;
+    bool inside = false;
+    int gpus_per_node = 0, nodes = 0;
+    while (std::getline(in, line)) {
+        if (line.rfind("GPUS_PER_NODE=", 0) == 0) gpus_per_node = std::stoi(line.substr(14));
+        if (line.rfind("NNODES=", 0) == 0) nodes = std::stoi(line.substr(7));
+        if (line.size() > 2 && line.substr(line.size() - 2) == "=(") {
+            inside = true;
+            continue;
+        }
+        if (line == ")") {
+            inside = false;
+            continue;
+        }
+        if (!inside) continue;
+        std::istringstream words(line);
+        std::vector<std::string> w;
+        for (std::string x; words >> x;) w.push_back(x);
+        for (std::size_t i = 0; i < w.size(); ++i)
+            if (w[i].rfind("--", 0) == 0)
+                flags.emplace(w[i], i + 1 < w.size() && w[i + 1].rfind("--", 0) != 0 ? w[i + 1] : "");
+    }
+    *world = gpus_per_node * nodes;
+    return flags;
+}
+
+int flag_int(const std::multimap<std::string, std::string>& f, const std::string& k, int fallback = -1) {
+    auto it = f.find(k);
+    return it == f.end() ? fallback : std::stoi(it->second);
+}
+
+bool bash_syntax_ok(const std::string& script) {
+    if (std::system("command -v bash > /dev/null 2>&1") != 0) return true;  // no bash: nothing to check
+    const std::string path = ::testing::TempDir() + "tessel_emit_test.sh";
+    std::ofstream(path) << script;
+    return std::system(("bash -n " + path).c_str()) == 0;
+}
+
+// Megatron's start-up checks (config-formats.md §B1, "Derived values and checks").
+void check_megatron(const ModelSpec& m, const Plan& p) {
+    SCOPED_TRACE(p.describe());
+    const std::string script = export_megatron(m, winner(p), load_cluster("dgx-a100")).text;
+    int world = 0;
+    const auto f = megatron_flags(script, &world);
+    for (const auto& [flag, value] : f) EXPECT_TRUE(kMegatronFlags.count(flag)) << "undocumented flag " << flag;
+    EXPECT_TRUE(bash_syntax_ok(script)) << script;
+    const int tp = flag_int(f, "--tensor-model-parallel-size"), pp = flag_int(f, "--pipeline-model-parallel-size");
+    const int cp = flag_int(f, "--context-parallel-size", 1);
+    ASSERT_EQ(world, p.world_size());
+    ASSERT_EQ(world % (tp * pp * cp), 0);
+    const int dp = world / (tp * pp * cp);
+    const int mbs = flag_int(f, "--micro-batch-size"), gbs = flag_int(f, "--global-batch-size");
+    EXPECT_EQ(gbs % (mbs * dp), 0) << "global batch size is not divisible by micro batch size times data parallel size";
+    const int layers = flag_int(f, "--num-layers"), heads = flag_int(f, "--num-attention-heads");
+    EXPECT_EQ(heads % tp, 0);
+    if (f.count("--group-query-attention")) {
+        const int groups = flag_int(f, "--num-query-groups");
+        EXPECT_TRUE(groups % tp == 0 || tp % groups == 0);
+    }
+    EXPECT_EQ(f.count("--ffn-hidden-size"), 1u);  // always explicit
+    EXPECT_EQ(flag_int(f, "--ffn-hidden-size"), m.ffn_hidden_size);
+    const int vpp_forms = int(f.count("--num-layers-per-virtual-pipeline-stage") +
+                              f.count("--num-virtual-stages-per-pipeline-rank") +
+                              f.count("--pipeline-model-parallel-layout"));
+    EXPECT_LE(vpp_forms, 1);
+    if (f.count("--num-layers-per-virtual-pipeline-stage")) {
+        const int k = flag_int(f, "--num-layers-per-virtual-pipeline-stage");
+        ASSERT_EQ(layers % pp, 0);
+        ASSERT_EQ((layers / pp) % k, 0);
+        const int vpp = layers / pp / k;
+        EXPECT_EQ(vpp, p.virtual_stages);
+        EXPECT_FALSE(f.count("--decoder-first-pipeline-num-layers") || f.count("--decoder-last-pipeline-num-layers"));
+        if (vpp > 1) {
+            EXPECT_EQ((gbs / (mbs * dp)) % pp, 0) << "microbatches must be a multiple of PP when interleaving";
+        }
+    }
+    if (f.count("--decoder-first-pipeline-num-layers") || f.count("--decoder-last-pipeline-num-layers")) {
+        const int first = flag_int(f, "--decoder-first-pipeline-num-layers", 0);
+        const int last = flag_int(f, "--decoder-last-pipeline-num-layers", 0);
+        const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
+        const int rest = layers - first - last;
+        ASSERT_GT(middle_stages, 0);
+        EXPECT_EQ(rest % middle_stages, 0);
+    } else if (!f.count("--num-layers-per-virtual-pipeline-stage")) {
+        EXPECT_EQ(layers % pp, 0);
+    }
+    if (f.count("--sequence-parallel")) {
+        EXPECT_GT(tp, 1);
+    }
+    EXPECT_FALSE(f.count("--bf16") && f.count("--fp16"));
+    auto g = f.find("--recompute-granularity");
+    if (g != f.end() && g->second == "selective") {
+        EXPECT_EQ(f.count("--recompute-method"), 0u);
+    }
+    if (g != f.end() && g->second == "full") {
+        EXPECT_EQ(f.count("--recompute-method"), 1u);
+        EXPECT_EQ(f.count("--recompute-num-layers"), 1u);
+    }
+    if (f.count("--overlap-param-gather")) {
+        EXPECT_EQ(f.count("--use-distributed-optimizer"), 1u);
+    }
+    if (cp > 1) {
+        EXPECT_EQ(flag_int(f, "--seq-length") % (2 * cp), 0);
+    }
+}
+
+void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, json>>& out) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+        out.push_back({key, it.value()});
+        if (it.value().is_object()) flatten(it.value(), key, out);
+    }
+}
+
+void check_deepspeed(const ModelSpec& m, const Plan& p) {
+    SCOPED_TRACE(p.describe());
+    const Emitted e = export_deepspeed(m, winner(p), load_cluster("dgx-a100"));
+    const json j = json::parse(e.text);
+    std::vector<std::pair<std::string, json>> keys;
+    flatten(j, "", keys);
+    for (const auto& [k, v] : keys) {
+        EXPECT_TRUE(kDeepSpeedKeys.count(k)) << "undocumented key " << k;
+        EXPECT_FALSE(v.is_string() && v.get<std::string>() == "auto") << k;  // concrete values only
+    }
+    const int micro = j["train_micro_batch_size_per_gpu"], gas = j["gradient_accumulation_steps"];
+    EXPECT_EQ(j["train_batch_size"].get<int>(), micro * gas * p.dp);
+    EXPECT_EQ(j["train_batch_size"].get<int>(), p.global_batch_size);
+    EXPECT_FALSE(j["fp16"]["enabled"].get<bool>() && j["bf16"]["enabled"].get<bool>());
+    if (j["zero_optimization"].contains("offload_param")) {
+        EXPECT_EQ(j["zero_optimization"]["stage"], 3);
+    }
+    EXPECT_EQ(j["zero_optimization"]["stage"].get<int>(), p.zero_stage);
+}
+
+std::map<std::string, std::string> torchtitan_values(const std::string& text, bool toml, int* world) {
+    std::map<std::string, std::string> v;
+    std::istringstream in(text);
+    std::string line, section;
+    *world = 0;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        if (toml) {
+            if (line.front() == '[') {
+                section = line.substr(1, line.find(']') - 1);
+                continue;
+            }
+            const auto eq = line.find(" = ");
+            if (eq == std::string::npos) continue;
+            std::string value = line.substr(eq + 3);
+            if (!value.empty() && value.front() == '"') value = value.substr(1, value.size() - 2);
+            v[section + "." + line.substr(0, eq)] = value;
+        } else {
+            std::istringstream words(line);
+            std::vector<std::string> w;
+            for (std::string x; words >> x;) w.push_back(x);
+            if (!w.empty() && w[0] == "torchrun")
+                *world = std::stoi(w[2]) * std::stoi(w[4]);  // --nproc_per_node N --nnodes M
+            if (w.size() == 2 && w[0].rfind("--", 0) == 0) v[w[0].substr(2)] = w[1];
+        }
+    }
+    return v;
+}
+
+void check_torchtitan(const ModelSpec& m, const Plan& p, TorchtitanFormat format) {
+    SCOPED_TRACE(p.describe());
+    const Emitted e = export_torchtitan(m, winner(p), load_cluster("dgx-a100"), format);
+    int world = 0;
+    const bool toml = format == TorchtitanFormat::toml;
+    auto v = torchtitan_values(e.text, toml, &world);
+    if (toml) {
+        world = p.world_size();
+    } else {
+        EXPECT_TRUE(bash_syntax_ok(e.text)) << e.text;
+    }
+    for (const auto& [k, value] : v) EXPECT_TRUE(kTorchtitanKeys.count(k)) << "undocumented key " << k;
+    auto num = [&](const std::string& k, int fallback) { return v.count(k) ? std::stoi(v[k]) : fallback; };
+    const int replicate = num("parallelism.data_parallel_replicate_degree", 1);
+    const int shard = num("parallelism.data_parallel_shard_degree", -1);
+    const int tp = num("parallelism.tensor_parallel_degree", 1), pp = num("parallelism.pipeline_parallel_degree", 1);
+    const int cp = num("parallelism.context_parallel_degree", 1);
+    ASSERT_GT(shard, 0);  // explicit, not "the rest"
+    EXPECT_EQ(replicate * shard * cp * tp * pp, world);
+    const int local = num("training.local_batch_size", 8), global = num("training.global_batch_size", -1);
+    const int batch_degree = replicate * shard;
+    ASSERT_GT(global, 0);
+    EXPECT_EQ(global % (local * batch_degree), 0);
+    EXPECT_EQ(global, p.global_batch_size);
+    if (pp > 1) {
+        const int pp_mb = num("parallelism.pipeline_parallel_microbatch_size", 1);
+        EXPECT_EQ(local % pp_mb, 0);
+        const int per_stage = num("parallelism.pipeline_parallel_layers_per_stage", 0);
+        ASSERT_GT(per_stage, 0);
+        ASSERT_EQ(m.num_layers % per_stage, 0);
+        const int stages = m.num_layers / per_stage;
+        EXPECT_EQ(stages % pp, 0);  // virtual stages divisible by PP
+        const bool multi = v["parallelism.pipeline_parallel_schedule"] == "Interleaved1F1B";
+        if (multi) {
+            EXPECT_GE(stages / pp, 2);
+        } else {
+            EXPECT_EQ(stages / pp, 1);
+        }
+        EXPECT_EQ(local / pp_mb, p.num_microbatches());
+    }
+    const std::string mode = v["activation_checkpoint.mode"];
+    EXPECT_TRUE(mode == "none" || mode == "selective" || mode == "full") << mode;
+}
+
+}  // namespace
+
+TEST(ExportMegatron, GqaInterleavedLlama) {
+    const ModelSpec m = load_model("llama3-70b");
+    check_megatron(m, make_plan(8, 4, 2, 1, 1, 256, 8192, 5, 1, Recompute::selective, true));
+    check_megatron(m, make_plan(4, 2, 8, 1, 2, 256, 8192, 1, 0, Recompute::full, true));
+    check_megatron(m, make_plan(8, 1, 4, 2, 1, 256, 8192, 1, 1, Recompute::none, true));
+    const std::string s = export_megatron(m, winner(make_plan(8, 4, 2, 1, 1, 256, 8192, 5, 1)), load_cluster("dgx-h100")).text;
+    EXPECT_NE(s.find("--group-query-attention --num-query-groups 8"), std::string::npos);
+    EXPECT_NE(s.find("--num-layers-per-virtual-pipeline-stage 4"), std::string::npos);  // 80 / (4 x 5)
+    EXPECT_NE(s.find("--ffn-hidden-size 28672"), std::string::npos);
+    EXPECT_NE(s.find("--swiglu"), std::string::npos);
+    EXPECT_NE(s.find("--use-distributed-optimizer"), std::string::npos);
+    EXPECT_EQ(s.find("--virtual-pipeline-model-parallel-size"), std::string::npos);  // no such flag
+}
+
+TEST(ExportMegatron, Gpt3PublishedLayout) {
+    const ModelSpec m = load_model("gpt3-175b");
+    check_megatron(m, make_plan(8, 12, 4, 1, 1, 1536, 2048, 2, 0, Recompute::full, false));
+    const std::string s = export_megatron(m, winner(make_plan(8, 12, 4, 1, 1, 1536, 2048, 2)), load_cluster("dgx-a100")).text;
+    EXPECT_NE(s.find("--position-embedding-type learned_absolute"), std::string::npos);
+    EXPECT_EQ(s.find("--untie-embeddings-and-output-weights"), std::string::npos);  // GPT-3 ties them
+}
+
+TEST(ExportMegatron, UnevenPipelineUsesFirstAndLastStageFlags) {
+    // Llama-3-405B: 126 layers on 16 stages -> 7 on the first and last, 8 on the 14 between.
+    const ModelSpec m = load_model("llama3-405b");
+    const Plan p = make_plan(8, 16, 8, 1, 1, 2048, 8192, 1, 1, Recompute::selective, true);
+    check_megatron(m, p);
+    const std::string s = export_megatron(m, winner(p), load_cluster("dgx-h100")).text;
+    EXPECT_NE(s.find("--decoder-first-pipeline-num-layers 7"), std::string::npos) << s;
+    EXPECT_NE(s.find("--decoder-last-pipeline-num-layers 7"), std::string::npos) << s;
+}
+
+TEST(ExportMegatron, ReplicatedKvHeadsSayWhichVersion) {
+    const ModelSpec m = load_model("llama3-70b");
+    const Emitted e = export_megatron(m, winner(make_plan(16, 1, 4, 1, 1, 256, 8192)), load_cluster("dgx-h100"));
+    bool noted = false;
+    for (const auto& n : e.notes) noted |= n.find("0.16") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+TEST(ExportDeepSpeed, BatchIdentityAndKeys) {
+    const ModelSpec m = load_model("llama3-8b");
+    for (int zero : {0, 1, 2, 3}) check_deepspeed(m, make_plan(1, 1, 16, 1, 2, 512, 8192, 1, zero, Recompute::full));
+    check_deepspeed(m, make_plan(2, 4, 2, 1, 1, 64, 8192, 1, 1, Recompute::selective));
+    Plan fp16 = make_plan(1, 1, 8, 1, 4, 64, 2048);
+    fp16.precision = Precision::fp16;
+    check_deepspeed(m, fp16);
+}
+
+TEST(ExportTorchtitan, OverridesAndToml) {
+    const ModelSpec m = load_model("llama3-8b");
+    for (TorchtitanFormat f : {TorchtitanFormat::overrides, TorchtitanFormat::toml}) {
+        check_torchtitan(m, make_plan(2, 4, 8, 1, 1, 512, 8192, 2, 3, Recompute::selective, true), f);  // FSDP + TP + interleaved PP
+        check_torchtitan(m, make_plan(1, 1, 64, 1, 2, 512, 8192, 1, 2, Recompute::full), f);           // FSDP, accumulation
+        check_torchtitan(m, make_plan(2, 2, 4, 2, 1, 64, 8192, 1, 0, Recompute::none, true), f);       // DDP + CP + 1F1B
+    }
+    const std::string toml = export_torchtitan(m, winner(make_plan(2, 4, 8, 1, 1, 512, 8192, 2, 3)), load_cluster("dgx-h100"),
+                                               TorchtitanFormat::toml).text;
+    EXPECT_NE(toml.find("[parallelism]"), std::string::npos);
+    EXPECT_NE(toml.find("pipeline_parallel_schedule = \"Interleaved1F1B\""), std::string::npos);
+    EXPECT_NE(toml.find("flavor = \"8B\""), std::string::npos);
+    EXPECT_NE(toml.find("local_batch_size = 64"), std::string::npos);  // 512 / 8 per DP rank, 64 microbatches of 1
+}
+
+TEST(ExportTorchtitan, ParsesFormat) {
+    EXPECT_EQ(parse_torchtitan_format("toml"), TorchtitanFormat::toml);
+    EXPECT_THROW(parse_torchtitan_format("yaml"), InputError);
+}

@@ -1,0 +1,191 @@
+// The search against brute force on a space small enough to simulate entirely, and the GPT-3 case
+// against the layout Narayanan et al. 2021 tuned by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/errors.h"
+#include "core/presets.h"
+#include "planner/feasibility.h"
+#include "planner/search.h"
+#include "planner/search_space.h"
+#include "plan_fixtures.h"
+#include "simulator/simulate.h"
+
+using namespace tessel;
+using tessel::testing::make_plan;
+
+namespace {
+
+// Every plan of the space simulated, with the rules written out here again (heads, KV heads,
+// layers, batch, interleaving, SP) and memory judged by simulate() itself.
+std::vector<SimulationResult> brute_force(const ModelSpec& m, const ClusterSpec& c, const PlanRequest& req,
+                                          double headroom) {
+    SimulateOptions o;
+    o.memory_headroom = headroom;
+    std::vector<SimulationResult> out;
+    const int n = req.num_gpus;
+    // Inside one node every rank order meets the same NVSwitch: one order stands for all.
+    std::vector<const char*> orders{"tp-cp-dp-pp"};
+    if (n > c.gpus_per_node) orders = {"tp-cp-dp-pp", "tp-cp-pp-dp", "tp-pp-cp-dp", "tp-dp-cp-pp", "tp-pp-dp-cp", "tp-dp-pp-cp"};
+    for (int tp = 1; tp <= n; ++tp)
+        for (int pp = 1; pp <= n; ++pp)
+            for (int cp = 1; cp <= n; ++cp) {
+                if (n % (tp * pp * cp) != 0) continue;
+                const int dp = n / (tp * pp * cp);
+                if (m.num_attention_heads % tp || (m.num_kv_heads % tp && tp % m.num_kv_heads) || m.ffn_hidden_size % tp) continue;
+                if (cp > 1 && req.seq_length % (2 * cp)) continue;
+                for (int mb = 1; mb <= kMaxMicrobatch; ++mb) {
+                    if (req.global_batch_size % (dp * mb)) continue;
+                    const int micro = req.global_batch_size / (dp * mb);
+                    for (int v = 1; v <= m.num_layers; ++v) {
+                        if (pp * v > m.num_layers) break;
+                        if (v > 1 && (pp < 2 || m.num_layers % (pp * v) || micro % pp)) continue;
+                        if (v == 1 && !pipeline_split_supported(m.num_layers, pp, 1)) continue;
+                        for (int zero = 0; zero < (dp * cp > 1 ? 4 : 1); ++zero)
+                            for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
+                                for (bool sp : {false, true}) {
+                                    if (sp && (tp == 1 || (req.seq_length / cp) % tp)) continue;
+                                    for (const char* order : orders) {
+                                        Plan p = make_plan(tp, pp, dp, cp, mb, req.global_batch_size, req.seq_length, v,
+                                                           zero, rc, sp);
+                                        p.placement = order;
+                                        p.precision = req.precision;
+                                        auto r = simulate(m, c, p, o);
+                                        if (r.fits) out.push_back(std::move(r));
+                                    }
+                                }
+                    }
+                }
+            }
+    return out;
+}
+
+}  // namespace
+
+TEST(Search, PrunedPlansNeverBeatTheBestFound) {
+    // Llama-3-8B on 8 H100s: every plan simulated by brute force, against branch-and-bound.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    const PlanRequest req = complete_request(m, c, 32, 4096);
+    SearchOptions o;
+    o.top_k = 3;
+    o.threads = 2;
+    const SearchResult found = search_plans(m, c, req, o);
+    auto all = brute_force(m, c, req, o.memory_headroom);
+    ASSERT_GE(all.size(), 3u);
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.step_time_s < b.step_time_s; });
+    ASSERT_EQ(found.best.size(), 3u);
+    // The K best step times agree (plans may tie: placements identical inside one node).
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(found.best[i].step_time_s, all[i].step_time_s, 1e-9 * all[i].step_time_s) << i;
+    // And the search simulated a small part of the space.
+    EXPECT_LT(found.simulated, (long long)all.size() / 2);
+    EXPECT_EQ(found.considered, found.rejected + found.pruned_memory + found.pruned_bound + found.simulated);
+}
+
+TEST(Search, PrunedPlansNeverBeatTheBestFoundAcrossNodes) {
+    // Two nodes, so placements matter: GPT-2 1.5B on 16 A100s.
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 16);
+    const PlanRequest req = complete_request(m, c, 32, 1024);
+    SearchOptions o;
+    o.top_k = 2;
+    const SearchResult found = search_plans(m, c, req, o);
+    auto all = brute_force(m, c, req, o.memory_headroom);
+    const auto best = std::min_element(all.begin(), all.end(),
+                                       [](const auto& a, const auto& b) { return a.step_time_s < b.step_time_s; });
+    ASSERT_NE(best, all.end());
+    EXPECT_NEAR(found.best.front().step_time_s, best->step_time_s, 1e-9 * best->step_time_s);
+}
+
+TEST(Search, Gpt3On384A100sBeatsTheHandTunedLayout) {
+    // Narayanan et al. 2021 (SC21), Table 2 / Fig. 13: GPT-3 175B on 384 A100s with TP 8, PP 12,
+    // DP 4, global batch 1536, sequence 2048, microbatch 1, the interleaved schedule (2 chunks per
+    // stage: 96 layers / 12 stages = 8, 4 per chunk), full activation recomputation; no sequence
+    // parallelism or distributed optimizer (both came in 2022).
+    const ModelSpec m = load_model("gpt3-175b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 384);
+    Plan published = make_plan(8, 12, 4, 1, 1, 1536, 2048, 2, 0, Recompute::full, false);
+    ASSERT_EQ(check_rules(m, published), Rule::ok);
+    SimulateOptions so;
+    so.memory_headroom = 0.10;
+    const SimulationResult hand = simulate(m, c, published, so);
+    ASSERT_TRUE(hand.fits);
+
+    SearchOptions o;
+    o.threads = 2;
+    const SearchResult found = search_plans(m, c, complete_request(m, c, 1536, 2048), o);
+    ASSERT_FALSE(found.best.empty());
+    EXPECT_LE(found.best.front().step_time_s, hand.step_time_s);
+    for (const auto& r : found.best) {
+        EXPECT_TRUE(r.fits);
+        EXPECT_EQ(r.plan.world_size(), 384);
+        EXPECT_NO_THROW(validate_plan(r.plan, m, 384, "test"));
+    }
+}
+
+TEST(Search, ThreadCountDoesNotChangeTheRanking) {
+    const ModelSpec m = load_model("llama2-7b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 32);
+    const PlanRequest req = complete_request(m, c, 0, 0);
+    SearchOptions one, two;
+    one.threads = 1;
+    two.threads = 2;
+    const auto a = search_plans(m, c, req, one);
+    const auto b = search_plans(m, c, req, two);
+    ASSERT_EQ(a.best.size(), b.best.size());
+    for (std::size_t i = 0; i < a.best.size(); ++i) EXPECT_DOUBLE_EQ(a.best[i].step_time_s, b.best[i].step_time_s);
+}
+
+TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16);
+    const PlanRequest req = complete_request(m, c, 0, 0);
+    SearchOptions o;
+    o.top_k = 10;
+    o.framework = Framework::megatron;
+    for (const auto& r : search_plans(m, c, req, o).best) {
+        EXPECT_LE(r.plan.zero_stage, 1);
+        EXPECT_EQ(r.plan.placement, "tp-cp-dp-pp");
+    }
+    o.framework = Framework::deepspeed;
+    for (const auto& r : search_plans(m, c, req, o).best) {
+        EXPECT_EQ(r.plan.cp, 1);
+        EXPECT_EQ(r.plan.virtual_stages, 1);
+        EXPECT_FALSE(r.plan.sequence_parallel);
+        if (r.plan.pp > 1) {
+            EXPECT_LE(r.plan.zero_stage, 1);
+        }
+    }
+    o.framework = Framework::torchtitan;
+    for (const auto& r : search_plans(m, c, req, o).best) {
+        EXPECT_NE(r.plan.zero_stage, 1);
+        EXPECT_EQ(r.plan.sequence_parallel, r.plan.tp > 1);
+        EXPECT_EQ(m.num_layers % (r.plan.pp * r.plan.virtual_stages), 0);
+    }
+}
+
+TEST(Search, TokensPerDollarMayUseFewerGpus) {
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 64);
+    EXPECT_EQ(world_sizes_to_search(c, 64, Objective::tokens_per_dollar), (std::vector<int>{64, 32, 16, 8}));
+    EXPECT_EQ(world_sizes_to_search(c, 64, Objective::time), (std::vector<int>{64}));
+    EXPECT_EQ(world_sizes_to_search(resize_cluster(c, 4), 4, Objective::tokens_per_dollar), (std::vector<int>{4, 2, 1}));
+    EXPECT_EQ(world_sizes_to_search(resize_cluster(c, 24), 24, Objective::tokens_per_dollar), (std::vector<int>{24}));
+}
+
+TEST(Search, MalformedRequestsAreInputErrors) {
+    const ModelSpec m = load_model("tiny-llama");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 8);
+    PlanRequest req = complete_request(m, c, 8, 0);
+    SearchOptions o;
+    PlanRequest too_many = req;
+    too_many.num_gpus = 16;
+    EXPECT_THROW(search_plans(m, c, too_many, o), InputError);
+    PlanRequest no_batch = req;
+    no_batch.global_batch_size = 0;
+    EXPECT_THROW(search_plans(m, c, no_batch, o), InputError);
+    SearchOptions no_top = o;
+    no_top.top_k = 0;
+    EXPECT_THROW(search_plans(m, c, req, no_top), InputError);
+}

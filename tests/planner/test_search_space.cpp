@@ -1,0 +1,89 @@
+// The search space: divisors, default batch, microbatch and virtual-stage lists, placements.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "core/presets.h"
+#include "core/rank_groups.h"
+#include "planner/search_space.h"
+
+using namespace tessel;
+
+TEST(SearchSpace, DivisorsAscending) {
+    EXPECT_EQ(divisors(1), (std::vector<int>{1}));
+    EXPECT_EQ(divisors(12), (std::vector<int>{1, 2, 3, 4, 6, 12}));
+    EXPECT_EQ(divisors(384).size(), 16u);  // 2^7 * 3: 8 x 2 divisors
+}
+
+TEST(SearchSpace, DefaultGlobalBatch) {
+    // 2^21 / 2048 = 1024 sequences; 384 = 3 * 2^7, so the smallest 3 * 2^k >= 1024 is 1536
+    // (the batch Narayanan et al. 2021 used for GPT-3 on 384 GPUs).
+    EXPECT_EQ(default_global_batch(2048, 384), 1536);
+    // 2^21 / 8192 = 256 sequences on 64 GPUs (a power of two: no odd factor).
+    EXPECT_EQ(default_global_batch(8192, 64), 256);
+    // At least one sequence per 8 GPUs: 16384 GPUs at 8192 tokens -> 2048.
+    EXPECT_EQ(default_global_batch(8192, 16384), 2048);
+    // 3072 = 3 * 2^10 at 2048 tokens: 3 * 2^9 = 1536.
+    EXPECT_EQ(default_global_batch(2048, 3072), 1536);
+}
+
+TEST(SearchSpace, CompleteRequestFillsDefaults) {
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 64);
+    const PlanRequest r = complete_request(m, c, 0, 0);
+    EXPECT_EQ(r.num_gpus, 64);
+    EXPECT_EQ(r.seq_length, 8192);
+    EXPECT_EQ(r.global_batch_size, 256);
+    EXPECT_EQ(r.precision, Precision::bf16);
+    const PlanRequest given = complete_request(m, c, 512, 4096);
+    EXPECT_EQ(given.global_batch_size, 512);
+    EXPECT_EQ(given.seq_length, 4096);
+}
+
+TEST(SearchSpace, MicrobatchSizesDivideThePerReplicaBatch) {
+    EXPECT_EQ(microbatch_sizes(1536, 4), (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}));
+    EXPECT_TRUE(microbatch_sizes(100, 3).empty());  // 3 does not divide 100
+    for (int mb : microbatch_sizes(1536, 12)) EXPECT_EQ(1536 % (12 * mb), 0);
+}
+
+TEST(SearchSpace, VirtualStagesDivideTheLayersPerStage) {
+    EXPECT_EQ(virtual_stage_counts(96, 12), (std::vector<int>{1, 2, 4, 8}));  // 8 layers per stage
+    EXPECT_EQ(virtual_stage_counts(96, 1), (std::vector<int>{1}));            // no pipeline
+    EXPECT_EQ(virtual_stage_counts(126, 16), (std::vector<int>{1}));          // uneven: no interleaving
+}
+
+TEST(SearchSpace, PlacementStrideMatchesCoreRankGroups) {
+    const ParallelSizes sizes{2, 3, 4, 5};
+    for (const char* order : {"tp-cp-dp-pp", "tp-pp-dp-cp", "tp-dp-cp-pp"})
+        for (const char* dim : {"tp", "cp", "dp", "pp"}) {
+            const auto group = group_of(0, order, sizes, dim);
+            const int stride = placement_stride(order, sizes, dim);
+            ASSERT_GE(group.size(), 2u);
+            EXPECT_EQ(group[1] - group[0], stride) << order << " " << dim;
+        }
+}
+
+TEST(SearchSpace, PlacementsCollapseWhenOrderCannotMatter) {
+    // Inside one node every order is the same.
+    EXPECT_EQ(distinct_placements({8, 1, 1, 1}, 8).size(), 1u);
+    // Only TP and one other dimension larger than 1: the order of the size-1 ones is irrelevant.
+    EXPECT_EQ(distinct_placements({8, 1, 16, 1}, 8).size(), 1u);
+    // TP 8 fills a node; DP and PP across nodes: DP-first and PP-first differ only in which
+    // ranks share... nothing inside a node, so they collapse too.
+    EXPECT_EQ(distinct_placements({8, 1, 4, 4}, 8).size(), 1u);
+    // TP 2 leaves room for 4 more ranks per node: DP-inside and PP-inside differ.
+    const auto orders = distinct_placements({2, 1, 4, 4}, 8);
+    EXPECT_GE(orders.size(), 2u);
+    EXPECT_EQ(orders.front(), "tp-cp-dp-pp");  // Megatron's default first
+    for (const auto& o : orders) EXPECT_EQ(o.substr(0, 2), "tp");
+}
+
+TEST(SearchSpace, FrameworkLimits) {
+    EXPECT_EQ(limits_for(Framework::megatron).zero_stages, (std::vector<int>{0, 1}));
+    EXPECT_FALSE(limits_for(Framework::deepspeed).interleaving);
+    EXPECT_FALSE(limits_for(Framework::deepspeed).context_parallel);
+    EXPECT_EQ(limits_for(Framework::torchtitan).zero_stages, (std::vector<int>{0, 2, 3}));
+    EXPECT_EQ(parse_framework("torchtitan"), Framework::torchtitan);
+    EXPECT_THROW(parse_framework("jax"), InputError);
+}
