@@ -1,13 +1,123 @@
-// tessel run: placeholder until its issue lands; says so and exits 1.
+// tessel run --model M --plan P.json [--backend cpu|cuda] [--steps N] [--data tokens.bin] [--out FILE]
+// [--seed S] [--cluster C]: trains N real steps of a plan (under mpirun for more than one rank) and
+// measures them. Parsing and printing only; the runtime is executor/.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/errors.h"
+#include "core/presets.h"
+#include "executor/job_error.h"
+#include "executor/mpi_job.h"
+#include "executor/trainer.h"
 
 namespace tessel::cli {
 
+namespace {
+
+struct RunArgs {
+    std::string model, cluster, backend = "cpu", data, out;
+    PlanFlags plan;
+    int steps = 10;
+    std::uint64_t seed = 1234;
+};
+
+void print_summary(const RunResult& r, const std::string& out) {
+    const auto& g = r.memory;
+    fmt::print("step time (median of {} after {} warm-up) {:.4f} s, {:.0f} tokens/s ({:.0f} per rank)\n",
+               r.steps - r.warmup_steps, r.warmup_steps, r.step_time_s, r.tokens_per_s(),
+               r.tokens_per_s() / r.world_size);
+    fmt::print("MFU {:.1f}%, HFU {:.1f}% ({:.3f} / {:.3f} TFLOP/s per rank against {:.3f})\n", 100 * r.mfu(),
+               100 * r.hfu(), r.model_tflops_per_gpu(), r.hardware_tflops_per_gpu(), r.peak_tflops_used);
+    fmt::print("memory on the busiest rank (GiB): weights {:.4f}, gradients {:.4f}, optimizer {:.4f}, "
+               "activations {:.4f}, buffers {:.4f}; peak {:.4f}\n",
+               g.weights, g.gradients, g.optimizer, g.activations, g.buffers, g.peak);
+    fmt::print("loss {:.4f} -> {:.4f} over {} steps\n", r.losses.front(), r.losses.back(), r.steps);
+    if (!out.empty()) fmt::print("wrote {}\n", out);
+}
+
+void run_command(const RunArgs& a) {
+    const int code = run_mpi_job("tessel run", [&](std::unique_ptr<Communicator> world) {
+        const int rank = world->rank();
+        TrainOptions o;
+        // Inputs every rank reads alike; a bad one stops every rank with exit 2 and one message.
+        agree_on_errors(*world, [&] {
+            o.model = load_model(a.model);
+            o.plan = resolve_plan(a.plan, o.model, world->size());
+            o.plan_origin = a.plan.plan_file.empty() ? "command line" : a.plan.plan_file;
+            if (!a.cluster.empty()) {
+                ClusterSpec c = load_cluster(a.cluster);
+                const Precision computed = a.backend == "cpu" ? Precision::fp32 : o.plan.precision;
+                const double peak = c.gpu.peak(computed);
+                if (peak > 0) {
+                    o.peak_tflops = peak;
+                    o.peak_source = fmt::format("cluster {}: gpu.peak_tflops.{}", c.name, to_string(computed));
+                }
+                o.cluster = to_json(c);
+            }
+            if (!a.out.empty() && rank == 0) {
+                const auto dir = std::filesystem::absolute(a.out).parent_path();
+                if (!std::filesystem::is_directory(dir))
+                    throw InputError(fmt::format("--out {}: folder {} does not exist", a.out, dir.string()));
+            }
+        });
+        o.steps = a.steps;
+        o.seed = a.seed;
+        o.data_path = a.data;
+        o.backend = a.backend;
+        if (rank == 0) {
+            fmt::print("tessel run: {} ({}), {} on {} rank{}, backend {}\n", o.model.name, o.plan.describe(),
+                       to_string(o.plan.schedule), world->size(), world->size() > 1 ? "s" : "", a.backend);
+            if (a.backend == "cpu" && o.plan.precision != Precision::fp32)
+                fmt::print("note: the CPU backend computes in fp32 (the plan says {})\n", to_string(o.plan.precision));
+            std::fflush(stdout);
+        }
+        o.on_step = [&](int step, double loss, double seconds) {
+            const double tokens = double(o.plan.global_batch_size) * o.plan.seq_length;
+            fmt::print("step {:>4}/{} ({:>3.0f}%)  loss {:.4f}  {:.3f} s  {:.0f} tokens/s\n", step, o.steps,
+                       100.0 * step / o.steps, loss, seconds, tokens / seconds);
+            std::fflush(stdout);
+        };
+        RunResult r = train(o, std::move(world));
+        if (rank == 0) {
+            fmt::print("peak {:.3f} TFLOP/s per rank: {}\n", r.peak_tflops_used, r.peak_tflops_source);
+            if (!a.out.empty()) write_file_atomically(a.out, to_json(r).dump(2) + "\n");
+            print_summary(r, a.out);
+        }
+    });
+    // The message was printed by one rank; every rank leaves with the job's code.
+    if (code != 0) {
+        std::fflush(stdout);
+        std::exit(code);
+    }
+}
+
+}  // namespace
+
 void add_run(CLI::App& app) {
-    auto* cmd = app.add_subcommand("run", "(not built yet)");
-    cmd->allow_extras();
-    cmd->callback([] { throw RuntimeError("tessel run is not built yet"); });
+    auto args = std::make_shared<RunArgs>();
+    auto* cmd = app.add_subcommand("run", "Train real steps of a plan (CPU + MPI) and measure them");
+    cmd->footer(
+        "Example: mpirun -np 4 tessel run --model tiny-llama --plan plan.json --steps 10 --out run.json\n"
+        "  (plan.json: {\"tp\": 2, \"pp\": 2, \"global_batch_size\": 8, \"seq_length\": 64})\n"
+        "The world size (mpirun -np) must equal tp*pp*dp*cp. Without --data, a deterministic synthetic token "
+        "stream is used;\n--data reads flat uint16 token ids (nanoGPT/llm.c .bin). MFU is measured against the "
+        "--cluster's peak, or an sgemm\nmeasured at start-up. Optimizer: AdamW, lr 1e-3, betas 0.9/0.95, weight "
+        "decay 0.1 on matrices.");
+    cmd->add_option("--model", args->model, "preset name or path (native JSON or Hugging Face config.json)")
+        ->required();
+    add_plan_flags(*cmd, args->plan, false);
+    cmd->add_option("--backend", args->backend, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--steps", args->steps, "optimizer steps (default 10)")->check(CLI::Range(1, 1000000));
+    cmd->add_option("--data", args->data, "token file: flat uint16 ids (default: synthetic stream)");
+    cmd->add_option("--out", args->out, "measured-run JSON (written by rank 0, atomically)");
+    cmd->add_option("--seed", args->seed, "seed of the initial weights and the synthetic data (default 1234)");
+    cmd->add_option("--cluster", args->cluster, "cluster preset or file whose peak MFU is measured against");
+    cmd->callback([args] { run_command(*args); });
 }
 
 }  // namespace tessel::cli

@@ -1,0 +1,16 @@
+// The compute backend by name: "cpu" always; "cuda" only in a build with the CUDA backend.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kernels/backend.h"
+
+namespace tessel {
+
+// RuntimeError for "cuda" when this build has no CUDA backend; InputError for an unknown name.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+// Whether make_backend(name) can succeed in this build.
+bool backend_available(const std::string& name);
+
+}  // namespace tessel

@@ -1,0 +1,26 @@
+// Errors every rank of a job knows about at once (after a collective agreed on them): the job
+// then ends normally on every rank with the same exit code, and one rank prints the message.
+// Errors seen by a single rank are ordinary exceptions, and the job is aborted (mpi_job.h).
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "executor/communicator.h"
+
+namespace tessel {
+
+struct JobWideError : std::runtime_error {
+    JobWideError(int code, const std::string& message, bool print_here)
+        : std::runtime_error(message), exit_code(code), print_on_this_rank(print_here) {}
+    int exit_code;            // 1 runtime failure, 2 bad input
+    bool print_on_this_rank;  // exactly one rank prints
+};
+
+// Runs `check` on every rank, then agrees over `world`: if any rank threw InputError (exit 2) or
+// another exception (exit 1), every rank throws JobWideError with the worst code, and the lowest
+// failing rank prints its message. `check` must not use `world`.
+void agree_on_errors(Communicator& world, const std::function<void()>& check);
+
+}  // namespace tessel

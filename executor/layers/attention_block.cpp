@@ -1,0 +1,142 @@
+#include "executor/layers/attention_block.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "executor/layers/tensor_parallel.h"
+
+namespace tessel {
+
+AttentionWeights add_attention(ParamBuffer& buf, const ModelSpec& m, int layer, int tp_size, int tp_rank,
+                               bool sequence_parallel) {
+    const std::string p = fmt::format("layers.{}.attention.", layer);
+    const std::size_t C = std::size_t(m.hidden_size), D = std::size_t(m.head_dim);
+    const std::size_t H = std::size_t(m.num_attention_heads), KH = std::size_t(m.num_kv_heads);
+    // GPT-2's init (Radford et al. 2019): N(0, 0.02), residual projections scaled by 1/sqrt(2·layers).
+    const InitRule normal = InitRule::normal(0.02f);
+    const InitRule residual = InitRule::normal(0.02f / std::sqrt(2.0f * float(m.num_layers)));
+    const InitRule zero = InitRule::constant(0.0f);
+    const bool qkv_bias = m.linear_bias || m.qkv_bias;
+
+    AttentionWeights w;
+    w.norm = add_norm(buf, m, p + "norm", sequence_parallel);
+    // Heads split evenly over TP (validated), so the row shard of q is whole heads.
+    auto rows = [&](const std::string& name, std::size_t out, InitRule init, bool decay) {
+        TensorSpec t = row_shard(p + name, out, C, tp_size, tp_rank, init);
+        t.weight_decay = decay;
+        return buf.add(std::move(t));
+    };
+    auto bias = [&](const std::string& name, std::size_t out) {
+        return buf.add(row_shard(p + name, out, 1, tp_size, tp_rank, zero));
+    };
+    w.wq = rows("q.weight", H * D, normal, true);
+    if (qkv_bias) w.bq = bias("q.bias", H * D);
+    w.wk = rows("k.weight", KH * D, normal, true);
+    if (qkv_bias) w.bk = bias("k.bias", KH * D);
+    w.wv = rows("v.weight", KH * D, normal, true);
+    if (qkv_bias) w.bv = bias("v.bias", KH * D);
+    TensorSpec wo = column_shard(p + "out.weight", C, H * D, tp_size, tp_rank, residual);
+    wo.weight_decay = true;
+    w.wo = buf.add(std::move(wo));
+    if (m.linear_bias) w.bo = buf.add(replicated_tensor(p + "out.bias", 1, C, zero));
+    return w;
+}
+
+namespace {
+
+const float* maybe(const ParamBuffer& buf, TensorSlot s) { return s.present() ? buf.param(s) : nullptr; }
+float* maybe_grad(ParamBuffer& buf, TensorSlot s) { return s.present() ? buf.grad(s) : nullptr; }
+
+void attention_core(const LayerContext& ctx, AttentionSaved& s) {
+    const auto& d = ctx.dims;
+    s.att = ctx.floats(std::size_t(d.tokens) * d.heads * d.head_dim);
+    s.lse = ctx.floats(std::size_t(d.batch) * d.heads * d.seq);
+    ctx.backend->attention_forward(s.att.data(), s.lse.data(), s.q.data(), s.k.data(), s.v.data(), d.batch, d.seq,
+                                   d.heads, d.kv_heads, d.head_dim);
+}
+
+}  // namespace
+
+DeviceArray<float> attention_forward(const LayerContext& ctx, const ParamBuffer& buf, const AttentionWeights& w,
+                                     const float* x, AttentionSaved& s) {
+    const auto& d = ctx.dims;
+    Backend& be = *ctx.backend;
+    const int C = d.hidden, qw = d.heads * d.head_dim, kw = d.kv_heads * d.head_dim;
+    norm_forward(ctx, buf, w.norm, x, d.local_tokens, s.norm);
+    {
+        FullSequence in = to_full_sequence(ctx, s.norm.out.data(), C);
+        s.q = ctx.floats(std::size_t(d.tokens) * qw);
+        s.k = ctx.floats(std::size_t(d.tokens) * kw);
+        s.v = ctx.floats(std::size_t(d.tokens) * kw);
+        be.matmul_forward(s.q.data(), in.data(), buf.param(w.wq), maybe(buf, w.bq), d.tokens, C, qw);
+        be.matmul_forward(s.k.data(), in.data(), buf.param(w.wk), maybe(buf, w.bk), d.tokens, C, kw);
+        be.matmul_forward(s.v.data(), in.data(), buf.param(w.wv), maybe(buf, w.bv), d.tokens, C, kw);
+    }
+    if (ctx.model->position_embedding == PositionEmbedding::rope) {
+        be.rope_forward_inplace(s.q.data(), d.batch, d.seq, d.heads, d.head_dim, ctx.rope_theta, 0);
+        be.rope_forward_inplace(s.k.data(), d.batch, d.seq, d.kv_heads, d.head_dim, ctx.rope_theta, 0);
+    }
+    attention_core(ctx, s);
+    DeviceArray<float> proj = ctx.floats(std::size_t(d.tokens) * C);
+    be.matmul_forward(proj.data(), s.att.data(), buf.param(w.wo), ctx.tp_rank() == 0 ? maybe(buf, w.bo) : nullptr,
+                      d.tokens, qw, C);
+    DeviceArray<float> out = reduce_partial_sums(ctx, std::move(proj), C);
+    be.add(out.data(), out.data(), x, std::size_t(d.local_tokens) * C);
+    if (ctx.recompute == Recompute::selective) {  // the attention core is recomputed in backward
+        s.att.reset();
+        s.lse.reset();
+    }
+    return out;
+}
+
+DeviceArray<float> attention_backward(const LayerContext& ctx, ParamBuffer& buf, const AttentionWeights& w,
+                                      const float* x, AttentionSaved& s, const float* dout) {
+    const auto& d = ctx.dims;
+    Backend& be = *ctx.backend;
+    const int C = d.hidden, qw = d.heads * d.head_dim, kw = d.kv_heads * d.head_dim;
+    if (s.att.empty()) attention_core(ctx, s);
+
+    DeviceArray<float> datt = ctx.floats(std::size_t(d.tokens) * qw, true);
+    {
+        FullSequence dproj = to_full_sequence(ctx, dout, C);
+        be.matmul_backward(datt.data(), buf.grad(w.wo), maybe_grad(buf, w.bo), dproj.data(), s.att.data(),
+                           buf.param(w.wo), d.tokens, qw, C);
+    }
+    DeviceArray<float> dq = ctx.floats(std::size_t(d.tokens) * qw, true);
+    DeviceArray<float> dk = ctx.floats(std::size_t(d.tokens) * kw, true);
+    DeviceArray<float> dv = ctx.floats(std::size_t(d.tokens) * kw, true);
+    be.attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), s.q.data(), s.k.data(), s.v.data(),
+                          s.att.data(), s.lse.data(), d.batch, d.seq, d.heads, d.kv_heads, d.head_dim);
+    datt.reset();
+    s.att.reset();
+    s.lse.reset();
+    if (ctx.model->position_embedding == PositionEmbedding::rope) {
+        be.rope_backward_inplace(dq.data(), d.batch, d.seq, d.heads, d.head_dim, ctx.rope_theta, 0);
+        be.rope_backward_inplace(dk.data(), d.batch, d.seq, d.kv_heads, d.head_dim, ctx.rope_theta, 0);
+    }
+    DeviceArray<float> dnorm_full = ctx.floats(std::size_t(d.tokens) * C, true);
+    {
+        FullSequence in = to_full_sequence(ctx, s.norm.out.data(), C);
+        be.matmul_backward(dnorm_full.data(), buf.grad(w.wq), maybe_grad(buf, w.bq), dq.data(), in.data(),
+                           buf.param(w.wq), d.tokens, C, qw);
+        be.matmul_backward(dnorm_full.data(), buf.grad(w.wk), maybe_grad(buf, w.bk), dk.data(), in.data(),
+                           buf.param(w.wk), d.tokens, C, kw);
+        be.matmul_backward(dnorm_full.data(), buf.grad(w.wv), maybe_grad(buf, w.bv), dv.data(), in.data(),
+                           buf.param(w.wv), d.tokens, C, kw);
+    }
+    dq.reset();
+    dk.reset();
+    dv.reset();
+    s.q.reset();
+    s.k.reset();
+    s.v.reset();
+    DeviceArray<float> dnorm = reduce_partial_sums(ctx, std::move(dnorm_full), C);
+    DeviceArray<float> dx = ctx.floats(std::size_t(d.local_tokens) * C);
+    be.copy(dx.data(), dout, dx.bytes());
+    norm_backward(ctx, buf, w.norm, x, d.local_tokens, s.norm, dnorm.data(), dx.data());
+    s.norm = {};
+    return dx;
+}
+
+}  // namespace tessel

@@ -1,0 +1,37 @@
+#include "executor/layers/embedding.h"
+
+#include "executor/layers/tensor_parallel.h"
+
+namespace tessel {
+
+TensorSlot add_token_table(ParamBuffer& buf, const ModelSpec& m, int tp_size, int tp_rank) {
+    TensorSpec t = row_shard(kTokenTableName, std::size_t(m.vocab_size), std::size_t(m.hidden_size), tp_size,
+                             tp_rank, InitRule::normal(0.02f));
+    t.tied_embedding = m.tied_embeddings;
+    return buf.add(std::move(t));
+}
+
+TensorSlot add_position_table(ParamBuffer& buf, const ModelSpec& m, int seq_length) {
+    // Only the rows a run reads: the rows beyond seq_length never get a gradient.
+    return buf.add(replicated_tensor("embedding.wpe.weight", std::size_t(seq_length), std::size_t(m.hidden_size),
+                                     InitRule::normal(0.01f)));
+}
+
+DeviceArray<float> embedding_forward(const LayerContext& ctx, const EmbeddingWeights& w, const int* tokens) {
+    const auto& d = ctx.dims;
+    DeviceArray<float> out = ctx.floats(std::size_t(d.tokens) * d.hidden);
+    const float* wpe = w.position_buffer && ctx.tp_rank() == 0 ? w.position_buffer->param(w.position_table) : nullptr;
+    ctx.backend->embedding_forward(out.data(), tokens, w.token_buffer->param(w.token_table), wpe, d.batch, d.seq,
+                                   d.hidden, d.vocab_start, d.vocab_end);
+    return reduce_partial_sums(ctx, std::move(out), d.hidden);
+}
+
+void embedding_backward(const LayerContext& ctx, const EmbeddingWeights& w, const int* tokens, const float* dout) {
+    const auto& d = ctx.dims;
+    FullSequence full = to_full_sequence(ctx, dout, d.hidden);
+    float* dwpe = w.position_buffer ? w.position_buffer->grad(w.position_table) : nullptr;
+    ctx.backend->embedding_backward(w.token_buffer->grad(w.token_table), dwpe, full.data(), tokens, d.batch, d.seq,
+                                    d.hidden, d.vocab_start, d.vocab_end);
+}
+
+}  // namespace tessel

@@ -1,0 +1,54 @@
+#include "executor/mpi_job.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "core/errors.h"
+#include "executor/job_error.h"
+#include "executor/mpi_check.h"
+#include "executor/mpi_communicator.h"
+
+namespace tessel {
+
+namespace {
+
+int exit_code_of(const std::exception& e) {
+    if (dynamic_cast<const InputError*>(&e)) return 2;
+    return 1;
+}
+
+}  // namespace
+
+int run_mpi_job(const char* program, const std::function<void(std::unique_ptr<Communicator> world)>& body) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    const bool owns_mpi = !initialized;
+    if (owns_mpi) TESSEL_MPI_CHECK(MPI_Init(nullptr, nullptr));
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    auto finish = [&](int code) {
+        if (owns_mpi) MPI_Finalize();
+        return code;
+    };
+    try {
+        body(make_mpi_communicator(MPI_COMM_WORLD));
+    } catch (const JobWideError& e) {
+        if (e.print_on_this_rank) std::fprintf(stderr, "%s: %s\n", program, e.what());
+        return finish(e.exit_code);
+    } catch (const std::exception& e) {
+        if (size == 1) {
+            finish(0);
+            throw;
+        }
+        std::fprintf(stderr, "%s: rank %d of %d: %s\n", program, rank, size, e.what());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, exit_code_of(e));
+        return exit_code_of(e);  // not reached: MPI_Abort ends the process
+    }
+    return finish(0);
+}
+
+}  // namespace tessel

@@ -1,0 +1,244 @@
+#include "executor/trainer.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/accounting.h"
+#include "core/errors.h"
+#include "core/schedule.h"
+#include "core/units.h"
+#include "executor/backends.h"
+#include "executor/job_error.h"
+#include "executor/model_chunk.h"
+#include "executor/parallel_groups.h"
+#include "executor/peak_flops.h"
+#include "executor/pipeline_runner.h"
+#include "executor/sharding.h"
+#include "executor/token_data.h"
+
+namespace tessel {
+
+void check_executable(const ModelSpec& m, const Plan& p, int world_size, const std::string& file) {
+    validate_plan(p, m, world_size, file);
+    if (p.cp > 1)
+        throw input_error(file, "cp", "1: the executor does not run context parallelism yet (the simulator and "
+                                      "planner do)", std::to_string(p.cp));
+    if (m.num_kv_heads % p.tp != 0)
+        throw input_error(file, "tp", fmt::format("a divisor of the model's {} KV heads (the executor does not "
+                                                  "replicate KV heads over TP ranks yet)", m.num_kv_heads),
+                          std::to_string(p.tp));
+    if (m.vocab_size % p.tp != 0)
+        throw input_error(file, "tp", fmt::format("a divisor of the vocabulary size {} (the executor does not pad "
+                                                  "the vocabulary)", m.vocab_size),
+                          std::to_string(p.tp));
+    if (m.position_embedding == PositionEmbedding::rope && m.head_dim % 2 != 0)
+        throw input_error(file, "head_dim", "an even head dimension for RoPE", std::to_string(m.head_dim));
+    const long long tokens = 1LL * p.microbatch_size * p.seq_length;
+    if (tokens * std::max<long long>(m.vocab_size / p.tp, m.hidden_size) > (1LL << 31))
+        throw input_error(file, "microbatch_size", "a microbatch whose logits fit a 32-bit element count",
+                          std::to_string(p.microbatch_size));
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+
+double max_rss_bytes() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_maxrss) * 1024.0;  // KiB on Linux
+}
+
+LayerDims layer_dims(const ModelSpec& m, const Plan& p, int tp_rank) {
+    LayerDims d;
+    d.batch = p.microbatch_size;
+    d.seq = p.seq_length;
+    d.hidden = m.hidden_size;
+    d.tokens = d.batch * d.seq;
+    d.local_tokens = p.sequence_parallel ? d.tokens / p.tp : d.tokens;
+    d.heads = m.num_attention_heads / p.tp;
+    d.kv_heads = m.num_kv_heads / p.tp;
+    d.head_dim = m.head_dim;
+    d.ffn = m.ffn_hidden_size / p.tp;
+    const Range vocab = split_range(std::size_t(m.vocab_size), p.tp, tp_rank);
+    d.vocab_start = int(vocab.begin);
+    d.vocab_end = int(vocab.end);
+    return d;
+}
+
+// Sums a per-rank value into slot `rank` of a world-sized vector, on every rank.
+std::vector<double> gather_per_rank(Communicator& world, double value) {
+    std::vector<double> v(world.size(), 0.0);
+    v[world.rank()] = value;
+    world.all_reduce_host(v.data(), v.size(), ReduceOp::sum);
+    return v;
+}
+
+}  // namespace
+
+RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm) {
+    const ModelSpec& m = o.model;
+    const Plan& p = o.plan;
+    Communicator& world0 = *world_comm;
+
+    // ---- setup whose errors every rank agrees on (same inputs everywhere) ----
+    std::unique_ptr<Backend> backend;
+    std::optional<TokenSource> data;
+    agree_on_errors(world0, [&] {
+        check_executable(m, p, world0.size(), o.plan_origin);
+        if (o.steps < 1) throw InputError(fmt::format("--steps: expected at least 1, got {}", o.steps));
+        backend = make_backend(o.backend);
+        data = o.data_path.empty() ? TokenSource::synthetic(m.vocab_size, o.seed)
+                                   : TokenSource::from_file(o.data_path, m.vocab_size, p.seq_length);
+    });
+
+    ParallelGroups g = make_parallel_groups(p, std::move(world_comm));
+    Communicator& world = *g.world;
+    const RankCoords me = g.coords;
+    MemoryTracker tracker;
+    const DeviceMemory mem{backend.get(), &tracker};
+
+    LayerContext ctx;
+    ctx.backend = backend.get();
+    ctx.mem = mem;
+    ctx.tp = g.tp.get();
+    ctx.model = &m;
+    ctx.dims = layer_dims(m, p, me.tp);
+    ctx.sequence_parallel = p.sequence_parallel;
+    ctx.recompute = p.recompute;
+
+    // ---- this rank's chunks: chunk c holds model stage c·pp + pp_rank ----
+    const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
+    const int stages = p.pp * v;
+    const std::vector<int> layers = layers_per_chunk(m.num_layers, p.pp, v);
+    std::vector<std::unique_ptr<ModelChunk>> chunks;
+    std::vector<ModelChunk*> chunk_ptrs;
+    std::vector<ParamBuffer*> buffers;
+    for (int c = 0; c < v; ++c) {
+        ChunkPlacement where;
+        where.stage = c * p.pp + me.pp;
+        where.num_stages = stages;
+        for (int s = 0; s < where.stage; ++s) where.first_layer += layers[s];
+        where.num_layers = layers[where.stage];
+        chunks.push_back(std::make_unique<ModelChunk>(m, p, where, p.tp, me.tp));
+        chunks.back()->materialize(mem, p.zero_stage, g.dp.get(), o.seed);
+        chunk_ptrs.push_back(chunks.back().get());
+        for (ParamBuffer* b : chunks.back()->buffers()) buffers.push_back(b);
+    }
+    const int M = p.num_microbatches();
+    const RankSchedule schedule = pipeline_schedule(p.schedule, p.pp, M, v)[me.pp];
+
+    // ---- the peak MFU is measured against ----
+    double peak = 0;
+    std::string peak_source;
+    if (o.peak_tflops) {
+        peak = *o.peak_tflops;
+        peak_source = o.peak_source;
+    } else {
+        // Every rank at once, as they will share the cores while training.
+        std::vector<double> each = gather_per_rank(world, measure_matmul_tflops({backend.get(), nullptr}));  // not the run's memory
+        for (double x : each) peak += x / double(each.size());
+        peak_source = fmt::format("fp32 sgemm 1024^3 measured at start-up by each of the {} ranks at once (mean)",
+                                  world.size());
+    }
+
+    // ---- the steps ----
+    const double global_tokens = double(p.global_batch_size) * p.seq_length;
+    const float dloss = float(1.0 / global_tokens);
+    const bool holds_loss = me.tp == 0 && chunk_ptrs.back()->placement().last();
+    RunResult r;
+    for (int step = 1; step <= o.steps; ++step) {
+        const auto t0 = clock_type::now();
+        PipelineStep ps;
+        ps.actions = &schedule;
+        ps.chunks = chunk_ptrs;
+        ps.pp = g.pp.get();
+        ps.pp_size = p.pp;
+        ps.num_stages = stages;
+        ps.dloss = dloss;
+        ps.tokens = [&](int mb) {
+            // Samples of this step, data-parallel rank and microbatch, in the global batch's order.
+            MicrobatchTokens t;
+            const int B = p.microbatch_size, T = p.seq_length;
+            t.inputs.resize(std::size_t(B) * T);
+            t.targets.resize(std::size_t(B) * T);
+            const std::int64_t first = std::int64_t(step - 1) * p.global_batch_size +
+                                       std::int64_t(me.dp) * M * B + std::int64_t(mb) * B;
+            for (int b = 0; b < B; ++b)
+                data->sample(first + b, T, t.inputs.data() + std::size_t(b) * T, t.targets.data() + std::size_t(b) * T);
+            return t;
+        };
+        if (g.world_rank == o.fail_rank && step == o.fail_step)
+            ps.before_action = [&](const PipelineAction& a) {
+                if (a.op == PipelineOp::forward && a.microbatch == 0 && a.chunk == 0)
+                    throw RuntimeError(fmt::format("injected failure at step {} (test)", step));
+            };
+        const double local_loss = run_pipeline_step(ctx, ps);
+
+        // The step's mean loss on every rank, and whether any rank saw a non-finite one.
+        double loss_sum = holds_loss ? local_loss : 0.0;
+        double bad_rank = std::isfinite(local_loss) ? -1.0 : double(g.world_rank);
+        world.all_reduce_host(&loss_sum, 1, ReduceOp::sum);
+        world.all_reduce_host(&bad_rank, 1, ReduceOp::max);
+        if (bad_rank >= 0)
+            throw JobWideError(1, fmt::format("loss is {} at step {} (computed on rank {}); stopping",
+                                              std::isnan(loss_sum) ? "NaN" : "not finite", step, int(bad_rank)),
+                               g.world_rank == 0);
+
+        const auto t_opt = clock_type::now();
+        optimizer_step(*backend, buffers, g, p.sequence_parallel, o.optimizer, step);
+        backend->synchronize();
+        const double opt_s = since(t_opt);
+        world.barrier();  // the step ends when the slowest rank's does
+        const double dt = since(t0);
+        r.losses.push_back(loss_sum / global_tokens);
+        r.step_times_s.push_back(dt);
+        r.optimizer_times_s.push_back(opt_s);
+        if (g.world_rank == 0 && o.on_step) o.on_step(step, r.losses.back(), dt);
+    }
+
+    // ---- what was measured ----
+    r.model = m;
+    r.plan = p;
+    r.backend = backend->name();
+    r.device = backend->device_name();
+    r.world_size = world.size();
+    r.steps = o.steps;
+    r.warmup_steps = o.steps > o.warmup_steps ? o.warmup_steps : 0;
+    r.seed = o.seed;
+    r.data = o.data_path.empty() ? "synthetic" : o.data_path;
+    r.step_time_s = median_after(r.step_times_s, r.warmup_steps);
+    r.tokens_per_step = global_tokens;
+    const FlopsPerToken f = flops_per_token(m, p.seq_length, p.recompute);
+    r.model_flops_per_token = f.model;
+    r.hardware_flops_per_token = f.hardware;
+    r.peak_tflops_used = peak;
+    r.peak_tflops_source = peak_source;
+    r.cluster = o.cluster;
+    r.optimizer = {{"name", "adamw"},           {"lr", o.optimizer.lr},
+                   {"beta1", o.optimizer.beta1}, {"beta2", o.optimizer.beta2},
+                   {"eps", o.optimizer.eps},     {"weight_decay", o.optimizer.weight_decay},
+                   {"weight_decay_on", "weight matrices"}, {"lr_schedule", "constant"}, {"grad_clip", nullptr}};
+
+    const std::vector<double> peaks = gather_per_rank(world, double(tracker.peak()));
+    r.max_rss_GiB = gather_per_rank(world, max_rss_bytes());
+    for (double& x : r.max_rss_GiB) x /= units::GiB;
+    int top = 0;
+    for (int i = 0; i < int(peaks.size()); ++i) {
+        r.peak_memory_GiB.push_back(peaks[i] / units::GiB);
+        if (peaks[i] > peaks[top]) top = i;
+    }
+    double mine[kMemoryKinds] = {};
+    if (g.world_rank == top)
+        for (int k = 0; k < kMemoryKinds; ++k) mine[k] = double(tracker.at_peak(MemoryKind(k))) / units::GiB;
+    world.all_reduce_host(mine, kMemoryKinds, ReduceOp::sum);
+    r.memory = {mine[0], mine[1], mine[2], mine[3], mine[4], peaks[top] / units::GiB};
+    return r;
+}
+
+}  // namespace tessel

@@ -1,0 +1,47 @@
+// Training a plan for real: builds this rank's process groups, model chunks and parameter
+// buffers, then runs `steps` optimizer steps — each the rank's pipeline schedule over the
+// microbatches followed by the ZeRO optimizer step — and measures them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/model_spec.h"
+#include "core/plan.h"
+#include "executor/communicator.h"
+#include "executor/run_result.h"
+#include "executor/zero_optimizer.h"
+
+namespace tessel {
+
+struct TrainOptions {
+    ModelSpec model;
+    Plan plan;
+    std::string plan_origin = "plan";  // names the plan in messages
+    int steps = 10;
+    int warmup_steps = 1;  // excluded from the median step time
+    std::uint64_t seed = 1234;
+    std::string data_path;  // empty: the synthetic stream
+    std::string backend = "cpu";
+    std::optional<double> peak_tflops;  // from a cluster; measured at start-up otherwise
+    std::string peak_source;
+    json cluster;  // recorded in the result
+    AdamWConfig optimizer;
+    // Called by rank 0 after each step (step, loss, seconds) for the progress line.
+    std::function<void(int, double, double)> on_step;
+    // Tests only: world rank `fail_rank` throws RuntimeError before the pipeline action
+    // (forward, microbatch 0, chunk 0) of step `fail_step`.
+    int fail_rank = -1, fail_step = -1;
+};
+
+// Checks what the executor can run, beyond validate_plan: InputError naming the plan and key.
+// Every rank calls it with the same inputs (so every rank agrees).
+void check_executable(const ModelSpec& m, const Plan& p, int world_size, const std::string& plan_origin);
+
+// Collective over `world`. Returns the same result on every rank (rank 0 writes it).
+RunResult train(const TrainOptions& options, std::unique_ptr<Communicator> world);
+
+}  // namespace tessel
