@@ -1,6 +1,8 @@
 // device: device_count (never throws) and device_info with a small table of datasheet peaks.
 #include "kernels/cuda/device.h"
 
+#include <cstdint>
+
 namespace tessel::cuda {
 
 int device_count() noexcept {
@@ -54,6 +56,15 @@ DeviceInfo device_info() {
   d.memory_bytes = p.totalGlobalMem;
   set_peaks(d);
   return d;
+}
+
+void set_pool_retention() {
+  int dev = 0;
+  TESSEL_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaMemPool_t pool;
+  TESSEL_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+  std::uint64_t threshold = UINT64_MAX;
+  TESSEL_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
 }  // namespace tessel::cuda

@@ -34,6 +34,11 @@ struct DeviceInfo {
 // Properties of the current device. Throws RuntimeError when there is none.
 DeviceInfo device_info();
 
+// Lets the current device's default memory pool keep freed blocks instead of returning them to
+// the driver at every synchronization (its default release threshold is 0 bytes), so that
+// stream-ordered allocations (cudaMallocAsync) are served from the pool after warm-up.
+void set_pool_retention();
+
 template <typename T>
 class DeviceArray {
  public:

@@ -3,8 +3,6 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include <cstdint>
-
 namespace tessel::cuda {
 
 int DeviceExec::num_sms() const {
@@ -27,15 +25,6 @@ void DeviceExec::sort_pairs(const int* keys_in, int* keys_out, const int* vals_i
   DeviceScratch<unsigned char> temp(temp_bytes, stream);
   TESSEL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys_in, keys_out,
                                                     vals_in, vals_out, n, 0, end_bit, stream));
-}
-
-void set_pool_retention() {
-  int dev = 0;
-  TESSEL_CUDA_CHECK(cudaGetDevice(&dev));
-  cudaMemPool_t pool;
-  TESSEL_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
-  std::uint64_t threshold = UINT64_MAX;
-  TESSEL_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
 }  // namespace tessel::cuda

@@ -23,7 +23,7 @@ __global__ void body_kernel(Args... args) {
 
 // Stream-ordered scratch memory (cudaMallocAsync): freed on the same stream when it goes out of
 // scope, so a kernel launched before the free still sees it. The memory pool keeps the blocks
-// (see set_pool_retention), so repeated calls cost no cudaMalloc.
+// (see set_pool_retention in device.h), so repeated calls cost no cudaMalloc.
 template <class U>
 class DeviceScratch {
  public:
@@ -74,9 +74,5 @@ struct DeviceExec {
   void sort_pairs(const int* keys_in, int* keys_out, const int* vals_in, int* vals_out, int n,
                   int end_bit) const;
 };
-
-// Let the current device's default memory pool keep freed blocks instead of returning them to the
-// driver at every synchronization (its default release threshold is 0 bytes).
-void set_pool_retention();
 
 }  // namespace tessel::cuda
