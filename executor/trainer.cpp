@@ -178,11 +178,12 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
                 if (a.op == PipelineOp::forward && a.microbatch == 0 && a.chunk == 0)
                     throw RuntimeError(fmt::format("injected failure at step {} (test)", step));
             };
-        const double local_loss = run_pipeline_step(ctx, ps);
+        double local_loss = run_pipeline_step(ctx, ps);
+        if (g.world_rank == o.nan_rank && step == o.nan_step && holds_loss) local_loss = std::nan("");
 
         // The step's mean loss on every rank, and whether any rank saw a non-finite one.
         double loss_sum = holds_loss ? local_loss : 0.0;
-        double bad_rank = std::isfinite(local_loss) ? -1.0 : double(g.world_rank);
+        double bad_rank = std::isfinite(local_loss) ? -1.0 : double(g.world_rank);  // the highest such rank
         world.all_reduce_host(&loss_sum, 1, ReduceOp::sum);
         world.all_reduce_host(&bad_rank, 1, ReduceOp::max);
         if (bad_rank >= 0)

@@ -33,8 +33,10 @@ struct TrainOptions {
     // Called by rank 0 after each step (step, loss, seconds) for the progress line.
     std::function<void(int, double, double)> on_step;
     // Tests only: world rank `fail_rank` throws RuntimeError before the pipeline action
-    // (forward, microbatch 0, chunk 0) of step `fail_step`.
+    // (forward, microbatch 0, chunk 0) of step `fail_step`; world rank `nan_rank`, if it computes
+    // a loss, reports NaN at step `nan_step`.
     int fail_rank = -1, fail_step = -1;
+    int nan_rank = -1, nan_step = -1;
 };
 
 // Checks what the executor can run, beyond validate_plan: InputError naming the plan and key.

@@ -3,7 +3,8 @@
 // must agree within a relative 1e-4 (fp32), and the loss must fall over the run.
 //   mpirun -np 8 layout_check --model tiny-gpt --tp 2 --pp 2 --dp 2 --zero-stage 3 --global-batch-size 8 --seq 32
 // Rank 0 computes the reference first (on MPI_COMM_SELF) while the others wait. With
-// --fail-rank R --fail-step S, world rank R throws at step S instead (the failing-rank test).
+// --fail-rank R --fail-step S, world rank R throws at step S instead (the failing-rank test);
+// with --nan-rank R --nan-step S, rank R's loss is NaN at step S (the run must stop there).
 #include <mpi.h>
 
 #include <cmath>
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
     CLI::App app{"check a parallel layout against a one-rank run"};
     std::string model = "tiny-gpt";
     cli::PlanFlags flags;
-    int steps = 10, fail_rank = -1, fail_step = -1;
+    int steps = 10, fail_rank = -1, fail_step = -1, nan_rank = -1, nan_step = -1;
     double tolerance = 1e-4;
     app.add_option("--model", model);
     cli::add_plan_flags(app, flags, false);
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
     app.add_option("--tolerance", tolerance, "largest relative loss difference");
     app.add_option("--fail-rank", fail_rank);
     app.add_option("--fail-step", fail_step);
+    app.add_option("--nan-rank", nan_rank, "this world rank's loss is NaN at --nan-step");
+    app.add_option("--nan-step", nan_step);
     CLI11_PARSE(app, argc, argv);
 
     MPI_Init(&argc, &argv);
@@ -46,9 +49,11 @@ int main(int argc, char** argv) {
         o.peak_source = "fixed (test)";
         o.fail_rank = fail_rank;
         o.fail_step = fail_step;
+        o.nan_rank = nan_rank;
+        o.nan_step = nan_step;
 
         std::vector<double> reference;
-        if (rank == 0 && fail_rank < 0) {
+        if (rank == 0 && fail_rank < 0 && nan_rank < 0) {
             TrainOptions one = o;
             one.plan.tp = one.plan.pp = one.plan.dp = one.plan.cp = 1;
             one.plan.zero_stage = 0;
