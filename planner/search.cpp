@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -180,6 +181,13 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
     return e;
 }
 
+bool same_but_placement(const SimulationResult& a, const SimulationResult& b) {
+    Plan x = a.plan, y = b.plan;
+    x.placement = y.placement;
+    return to_json(x) == to_json(y) && std::abs(a.step_time_s - b.step_time_s) <= 1e-9 * a.step_time_s &&
+           a.memory_GiB.peak == b.memory_GiB.peak;
+}
+
 // The K best simulated so far, and the score a plan must beat to enter them.
 class TopK {
 public:
@@ -187,6 +195,13 @@ public:
     double threshold() const { return threshold_.load(std::memory_order_relaxed); }
     void offer(SimulationResult r) {
         std::lock_guard<std::mutex> lock(mutex_);
+        // A placement that times exactly like another placement of the same plan adds nothing to
+        // the ranking: keep the one that ranks first (Megatron's default order on ties).
+        for (auto& b : best_)
+            if (same_but_placement(b, r)) {
+                if (ranks_before(r, b, objective_)) b = std::move(r);
+                return;
+            }
         best_.push_back(std::move(r));
         rank(best_, objective_);
         if (int(best_.size()) > k_) best_.resize(k_);
@@ -334,7 +349,8 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
 
     auto evaluate = [&](const Group& g) {
         const int world = g.tp * g.pp * g.cp * g.dp;
-        if (g.key >= top.threshold()) {
+        const double threshold = top.threshold();
+        if (by_memory ? g.key > threshold : g.key >= threshold) {
             pruned_bound += count_bits(g.zeros);
             return;
         }
@@ -348,6 +364,10 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
                 misses.offer(p, mem_lb);
                 continue;
             }
+            if (by_memory && mem_lb > top.threshold()) {
+                ++pruned_bound;
+                continue;
+            }
             if (!by_memory && score_bound(t, mem_lb, world, o.objective) >= top.threshold()) {
                 ++pruned_bound;
                 continue;
@@ -358,7 +378,7 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
                 misses.offer(p, peak);
                 continue;
             }
-            if (by_memory && peak >= top.threshold()) {
+            if (by_memory && peak > top.threshold()) {  // ties may still win on time
                 ++pruned_bound;
                 continue;
             }

@@ -6,7 +6,8 @@
 //   3. prune a plan when its bound cannot beat the K-th best plan simulated so far (the simulator's
 //      step_time_lower_bound and the planner's tighter bound, whichever is larger), or when it
 //      cannot fit in memory (a cheap lower bound first, then the simulator's estimate_memory);
-//   4. simulate the survivors and keep the K best by the objective.
+//   4. simulate the survivors and keep the K best by the objective (a placement that times exactly
+//      like another placement of the same plan is not listed twice).
 // Because plans are visited in bound order, the first plan whose bound reaches the K-th best score
 // ends the search: every later plan is pruned too. Pruning is sound: a pruned plan's simulated
 // score would be at least its bound, which is at least the K-th best's.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "core/errors.h"
@@ -76,11 +77,25 @@ TEST(Search, PrunedPlansNeverBeatTheBestFound) {
     auto all = brute_force(m, c, req, o.memory_headroom);
     ASSERT_GE(all.size(), 3u);
     std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.step_time_s < b.step_time_s; });
+    // The search lists a plan once when its placements time alike; so does this reference.
+    std::vector<SimulationResult> distinct;
+    for (auto& r : all) {
+        bool seen = false;
+        for (const auto& d : distinct) {
+            Plan x = d.plan;
+            x.placement = r.plan.placement;
+            seen |= to_json(x) == to_json(r.plan) && std::abs(d.step_time_s - r.step_time_s) <= 1e-9 * r.step_time_s;
+        }
+        if (!seen) distinct.push_back(r);
+        if (distinct.size() == 3) break;
+    }
+    const std::size_t fitting = all.size();
+    all = distinct;
     ASSERT_EQ(found.best.size(), 3u);
     // The K best step times agree (plans may tie: placements identical inside one node).
     for (int i = 0; i < 3; ++i) EXPECT_NEAR(found.best[i].step_time_s, all[i].step_time_s, 1e-9 * all[i].step_time_s) << i;
     // And the search simulated a small part of the space.
-    EXPECT_LT(found.simulated, (long long)all.size() / 2);
+    EXPECT_LT(found.simulated, (long long)fitting / 2);
     EXPECT_EQ(found.considered, found.rejected + found.pruned_memory + found.pruned_bound + found.simulated);
 }
 
