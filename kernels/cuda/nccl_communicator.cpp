@@ -1,0 +1,202 @@
+// nccl_communicator: Communicator over NCCL on one CUDA stream. Collectives map one to one
+// (in-place all-gather / reduce-scatter use NCCL's in-place convention: shard == full + rank *
+// shard_n). Point-to-point operations wait in `pending_` until the next flush, which issues them
+// as one ncclGroupStart/End and records an event that wait/test use. split uses ncclCommSplit.
+#include "kernels/cuda/nccl_communicator.h"
+
+#include <nccl.h>
+
+#include <climits>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/errors.h"
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/cuda_backend.h"
+
+namespace tessel {
+namespace {
+
+ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : ncclMax; }
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(ncclComm_t comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
+    TESSEL_NCCL_CHECK(ncclCommUserRank(comm_, &rank_));
+    TESSEL_NCCL_CHECK(ncclCommCount(comm_, &size_));
+  }
+  ~NcclCommunicator() override {
+    for (auto& [id, ev] : events_) (void)cudaEventDestroy(ev);
+    (void)cudaStreamSynchronize(stream_);
+    (void)ncclCommDestroy(comm_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int max_tag() const override { return INT_MAX; }
+
+  void all_reduce(float* data, std::size_t n, ReduceOp op) override {
+    flush();
+    if (size_ == 1 || n == 0) return;
+    TESSEL_NCCL_CHECK(ncclAllReduce(data, data, n, ncclFloat, nccl_op(op), comm_, stream_));
+  }
+  void all_gather(const float* shard, float* full, std::size_t shard_n) override {
+    flush();
+    if (shard_n == 0) return;
+    TESSEL_NCCL_CHECK(ncclAllGather(shard, full, shard_n, ncclFloat, comm_, stream_));
+  }
+  void reduce_scatter(const float* full, float* shard, std::size_t shard_n) override {
+    flush();
+    if (shard_n == 0) return;
+    TESSEL_NCCL_CHECK(ncclReduceScatter(full, shard, shard_n, ncclFloat, ncclSum, comm_, stream_));
+  }
+  void broadcast(float* data, std::size_t n, int root) override {
+    flush();
+    if (size_ == 1 || n == 0) return;
+    TESSEL_NCCL_CHECK(ncclBroadcast(data, data, n, ncclFloat, root, comm_, stream_));
+  }
+  void barrier() override {
+    double one = 1.0;
+    all_reduce_host(&one, 1, ReduceOp::sum);
+  }
+  void all_reduce_host(double* values, std::size_t n, ReduceOp op) override {
+    flush();
+    if (size_ == 1 || n == 0) return;
+    double* d = nullptr;
+    TESSEL_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&d), n * sizeof(double), stream_));
+    TESSEL_CUDA_CHECK(
+        cudaMemcpyAsync(d, values, n * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    TESSEL_NCCL_CHECK(ncclAllReduce(d, d, n, ncclDouble, nccl_op(op), comm_, stream_));
+    TESSEL_CUDA_CHECK(
+        cudaMemcpyAsync(values, d, n * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    TESSEL_CUDA_CHECK(cudaFreeAsync(d, stream_));
+    TESSEL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  P2PRequest isend(const float* data, std::size_t n, int peer, int tag) override {
+    return post(true, const_cast<float*>(data), n, peer, tag);
+  }
+  P2PRequest irecv(float* data, std::size_t n, int peer, int tag) override {
+    return post(false, data, n, peer, tag);
+  }
+  // Ordered on the stream: kernels queued after wait see the received data. The host does not
+  // block (use the backend's download or synchronize to read results on the host).
+  void wait(P2PRequest request) override {
+    flush();
+    cudaEvent_t ev = take(request, "wait on");
+    TESSEL_CUDA_CHECK(cudaEventDestroy(ev));
+  }
+  bool test(P2PRequest request) override {
+    flush();
+    auto it = events_.find(request.id);
+    if (it == events_.end())
+      throw RuntimeError("nccl test of unknown transfer " + std::to_string(request.id));
+    const cudaError_t st = cudaEventQuery(it->second);
+    if (st == cudaErrorNotReady) return false;
+    TESSEL_CUDA_CHECK(st);
+    TESSEL_CUDA_CHECK(cudaEventDestroy(it->second));
+    events_.erase(it);
+    return true;
+  }
+
+  std::unique_ptr<Communicator> split(const std::vector<std::vector<int>>& groups) override {
+    flush();
+    int color = NCCL_SPLIT_NOCOLOR, key = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (std::size_t i = 0; i < groups[g].size(); ++i)
+        if (groups[g][i] == rank_) {
+          color = static_cast<int>(g);
+          key = static_cast<int>(i);
+        }
+    ncclComm_t sub = nullptr;
+    TESSEL_NCCL_CHECK(ncclCommSplit(comm_, color, key, &sub, nullptr));
+    if (sub == nullptr) return nullptr;
+    return std::make_unique<NcclCommunicator>(sub, stream_);
+  }
+
+ private:
+  struct Op {
+    bool send;
+    float* data;
+    std::size_t n;
+    int peer;
+    std::uint64_t id;
+  };
+
+  P2PRequest post(bool send, float* data, std::size_t n, int peer, int tag) {
+    if (tag < 0) throw RuntimeError("nccl point-to-point: negative tag " + std::to_string(tag));
+    if (peer < 0 || peer >= size_ || peer == rank_)
+      throw RuntimeError("nccl point-to-point: peer " + std::to_string(peer) + " in a group of " +
+                         std::to_string(size_) + " (rank " + std::to_string(rank_) + ")");
+    const std::uint64_t id = next_id_++;
+    pending_.push_back(Op{send, data, n, peer, id});
+    return P2PRequest{id};
+  }
+
+  // Issues the queued point-to-point operations as one group and marks them with one event.
+  void flush() {
+    if (pending_.empty()) return;
+    std::vector<Op> ops;
+    ops.swap(pending_);
+    TESSEL_NCCL_CHECK(ncclGroupStart());
+    for (const Op& op : ops) {
+      if (op.n == 0) continue;
+      if (op.send)
+        TESSEL_NCCL_CHECK(ncclSend(op.data, op.n, ncclFloat, op.peer, comm_, stream_));
+      else
+        TESSEL_NCCL_CHECK(ncclRecv(op.data, op.n, ncclFloat, op.peer, comm_, stream_));
+    }
+    TESSEL_NCCL_CHECK(ncclGroupEnd());
+    for (const Op& op : ops) {
+      cudaEvent_t ev = nullptr;
+      TESSEL_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+      TESSEL_CUDA_CHECK(cudaEventRecord(ev, stream_));
+      events_.emplace(op.id, ev);
+    }
+  }
+
+  cudaEvent_t take(P2PRequest request, const char* what) {
+    auto it = events_.find(request.id);
+    if (it == events_.end())
+      throw RuntimeError(std::string("nccl ") + what + " unknown transfer " +
+                         std::to_string(request.id));
+    cudaEvent_t ev = it->second;
+    events_.erase(it);
+    return ev;
+  }
+
+  ncclComm_t comm_;
+  cudaStream_t stream_;
+  int rank_ = 0, size_ = 1;
+  std::uint64_t next_id_ = 1;
+  std::vector<Op> pending_;
+  std::unordered_map<std::uint64_t, cudaEvent_t> events_;
+};
+
+}  // namespace
+
+NcclUniqueId nccl_unique_id() {
+  ncclUniqueId id;
+  TESSEL_NCCL_CHECK(ncclGetUniqueId(&id));
+  NcclUniqueId out;
+  static_assert(sizeof(id.internal) == sizeof(out.bytes), "NCCL_UNIQUE_ID_BYTES changed");
+  std::memcpy(out.bytes.data(), id.internal, sizeof id.internal);
+  return out;
+}
+
+std::unique_ptr<Communicator> make_nccl_communicator(const NcclUniqueId& id, int nranks, int rank,
+                                                     Backend& backend) {
+  cudaStream_t stream = cuda_backend_stream(backend);
+  if (stream == nullptr)
+    throw RuntimeError(std::string("NCCL communicator needs the cuda backend, got ") +
+                       backend.name());
+  ncclUniqueId nid;
+  std::memcpy(nid.internal, id.bytes.data(), sizeof nid.internal);
+  ncclComm_t comm = nullptr;
+  TESSEL_NCCL_CHECK(ncclCommInitRank(&comm, nranks, nid, rank));
+  return std::make_unique<NcclCommunicator>(comm, stream);
+}
+
+}  // namespace tessel
