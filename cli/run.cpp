@@ -47,7 +47,8 @@ void run_command(const RunArgs& a) {
         // Inputs every rank reads alike; a bad one stops every rank with exit 2 and one message.
         agree_on_errors(*world, [&] {
             o.model = load_model(a.model);
-            o.plan = resolve_plan(a.plan, o.model, world->size());
+            o.plan = resolve_plan(a.plan, o.model, 0);  // the world size is checked with its hint below
+            check_executable(o.model, o.plan, world->size(), a.plan.plan_file.empty() ? "command line" : a.plan.plan_file);
             o.plan_origin = a.plan.plan_file.empty() ? "command line" : a.plan.plan_file;
             if (!a.cluster.empty()) {
                 ClusterSpec c = load_cluster(a.cluster);

@@ -23,6 +23,11 @@
 namespace tessel {
 
 void check_executable(const ModelSpec& m, const Plan& p, int world_size, const std::string& file) {
+    if (p.world_size() != world_size)
+        throw input_error(file, "tp,pp,dp,cp",
+                          fmt::format("tp*pp*dp*cp equal to the world size {} (start it with mpirun -np {})",
+                                      world_size, p.world_size()),
+                          fmt::format("{}*{}*{}*{} = {}", p.tp, p.pp, p.dp, p.cp, p.world_size()));
     validate_plan(p, m, world_size, file);
     if (p.cp > 1)
         throw input_error(file, "cp", "1: the executor does not run context parallelism yet (the simulator and "
