@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "core/errors.h"
 #include "core/presets.h"
+#include "executor/backends.h"
 #include "executor/job_error.h"
 #include "executor/mpi_job.h"
 #include "executor/trainer.h"
@@ -46,6 +47,7 @@ void run_command(const RunArgs& a) {
         TrainOptions o;
         // Inputs every rank reads alike; a bad one stops every rank with exit 2 and one message.
         agree_on_errors(*world, [&] {
+            if (!backend_available(a.backend)) make_backend(a.backend);  // throws, saying why
             o.model = load_model(a.model);
             o.plan = resolve_plan(a.plan, o.model, 0);  // the world size is checked with its hint below
             check_executable(o.model, o.plan, world->size(), a.plan.plan_file.empty() ? "command line" : a.plan.plan_file);

@@ -23,14 +23,14 @@ int exit_code_of(const std::exception& e) {
 
 int run_mpi_job(const char* program, const std::function<void(std::unique_ptr<Communicator> world)>& body) {
     int initialized = 0;
-    MPI_Initialized(&initialized);
+    TESSEL_MPI_CHECK(MPI_Initialized(&initialized));
     const bool owns_mpi = !initialized;
     if (owns_mpi) TESSEL_MPI_CHECK(MPI_Init(nullptr, nullptr));
     int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    TESSEL_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    TESSEL_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     auto finish = [&](int code) {
-        if (owns_mpi) MPI_Finalize();
+        if (owns_mpi) MPI_Finalize();  // unchecked: nothing is left to report an error to
         return code;
     };
     try {
