@@ -1,0 +1,101 @@
+// End-to-end: `tessel plan` and `tessel simulate` through the binary — the built-in default,
+// JSON outputs that follow DESIGN.md's formats, --emit keeping stdout to the config alone, the
+// trace file, and exit 3 when no plan fits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/json_io.h"
+#include "tests/cli/run_tessel.h"
+
+using tessel::json;
+
+namespace {
+json read(const std::string& path) { return tessel::read_json_file(path); }
+}  // namespace
+
+TEST(PlanCli, NoArgumentsPlansTheBuiltInDefault) {
+    auto r = run_tessel({"plan"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string all = r.out + r.err;
+    EXPECT_NE(all.find("llama3-70b"), std::string::npos) << all;
+    EXPECT_NE(all.find("default"), std::string::npos) << all;
+    EXPECT_NE(all.find("considered"), std::string::npos) << all;
+    EXPECT_NE(all.find("pruned"), std::string::npos) << all;
+    EXPECT_NE(all.find("simulated"), std::string::npos) << all;
+}
+
+TEST(PlanCli, JsonHoldsRankedCandidatesAndBudget) {
+    auto dir = temp_dir("plan_json");
+    auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--tokens", "1e11",
+                         "--json", dir + "/plans.json", "--top", "3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = read(dir + "/plans.json");
+    for (const char* k : {"considered", "pruned", "simulated", "search_s", "candidates", "tokens", "steps", "days", "gpu_hours", "cost"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    ASSERT_GE(j["candidates"].size(), 1u);
+    double prev = 0;
+    for (const auto& c : j["candidates"]) {
+        EXPECT_TRUE(c["fits"].get<bool>());
+        EXPECT_GE(c["step_time_s"].get<double>(), prev);  // best first
+        prev = c["step_time_s"].get<double>();
+        for (const char* k : {"mfu", "hfu", "tokens_per_s", "memory_GiB", "time_s", "plan"}) EXPECT_TRUE(c.contains(k)) << k;
+    }
+    // Budget arithmetic by hand: steps = tokens / tokens per step; gpu_hours = GPUs * days * 24.
+    const auto& best = j["candidates"][0];
+    const double tokens_per_step = best["plan"]["global_batch_size"].get<double>() * best["plan"]["seq_length"].get<double>();
+    EXPECT_NEAR(j["steps"].get<double>(), std::ceil(1e11 / tokens_per_step), 1.0);
+    EXPECT_NEAR(j["gpu_hours"].get<double>(), 16 * j["days"].get<double>() * 24, 1e-6 * j["gpu_hours"].get<double>() + 1e-9);
+}
+
+TEST(PlanCli, EmitKeepsStdoutToTheConfig) {
+    auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--emit", "deepspeed"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json ds = json::parse(r.out);  // stdout is exactly one JSON document
+    const long long tbs = ds["train_batch_size"].get<long long>();
+    EXPECT_EQ(tbs % ds["train_micro_batch_size_per_gpu"].get<long long>(), 0);
+    EXPECT_NE(r.err.find("considered"), std::string::npos);  // the table went to stderr
+    auto m = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--emit", "megatron"});
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    EXPECT_EQ(m.out.rfind("#!/usr/bin/env bash", 0), 0u) << m.out.substr(0, 200);
+    EXPECT_NE(m.out.find("--ffn-hidden-size 14336"), std::string::npos);
+    EXPECT_EQ(m.out.find("considered"), std::string::npos);
+}
+
+TEST(PlanCli, NoPlanFitsExitsThreeWithReasons) {
+    // 405B parameters with Adam cannot fit on 8 GPUs of 80 GiB under any ZeRO stage:
+    // 16 bytes/parameter * 405e9 / 8 GPUs = 810 GB per GPU.
+    auto r = run_tessel({"plan", "--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "8"});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("no plan fits"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("GiB"), std::string::npos) << r.err;  // the closest plans' memory against capacity
+}
+
+TEST(SimulateCli, JsonFollowsTheDesignFormatAndTraceHasOneTrackPerStage) {
+    auto dir = temp_dir("simulate_json");
+    auto r = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--tp", "2", "--pp", "4",
+                         "--global-batch-size", "64", "--json", dir + "/sim.json", "--trace", dir + "/trace.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json j = read(dir + "/sim.json");
+    for (const char* k : {"fits", "step_time_s", "mfu", "hfu", "model_tflops_per_gpu", "hardware_tflops_per_gpu",
+                          "tokens_per_s", "memory_GiB", "time_s", "plan", "model", "cluster"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    for (const char* k : {"weights", "gradients", "optimizer", "activations", "buffers", "peak"})
+        EXPECT_TRUE(j["memory_GiB"].contains(k)) << k;
+    for (const char* k : {"compute", "recompute", "bubble", "tp_comm_exposed", "pp_comm_exposed", "dp_comm_exposed", "optimizer"})
+        EXPECT_TRUE(j["time_s"].contains(k)) << k;
+    EXPECT_EQ(j["plan"]["dp"].get<int>(), 2);  // 16 / (tp 2 * pp 4)
+    // tokens/s = global batch * seq / step time.
+    EXPECT_NEAR(j["tokens_per_s"].get<double>(), 64.0 * 8192 / j["step_time_s"].get<double>(), 1e-6 * j["tokens_per_s"].get<double>());
+    json t = read(dir + "/trace.json");
+    std::set<std::string> stage_tracks;
+    for (const auto& e : t["traceEvents"])
+        if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name") {
+            std::string n = e["args"]["name"];
+            if (n.rfind("pp stage", 0) == 0 && n.find('/') == std::string::npos) stage_tracks.insert(n);  // compute tracks; comm tracks are "pp stage N / ..."
+        }
+    EXPECT_EQ(stage_tracks.size(), 4u);
+}
