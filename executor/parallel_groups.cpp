@@ -14,6 +14,8 @@ GroupLists group_lists(const Plan& plan) {
     const ParallelSizes sizes = sizes_of(plan);
     GroupLists g;
     g.tp = rank_groups(plan.placement, sizes, "tp");
+    g.cp = rank_groups(plan.placement, sizes, "cp");
+    g.dp_cp = rank_groups(plan.placement, sizes, "dp-cp");
     g.pp = rank_groups(plan.placement, sizes, "pp");
     g.dp = rank_groups(plan.placement, sizes, "dp");
     if (plan.pp > 1) {
@@ -33,8 +35,10 @@ ParallelGroups make_parallel_groups(const Plan& plan, std::unique_ptr<Communicat
     g.coords = coords_of(g.world_rank, plan.placement, g.sizes);
     const GroupLists lists = group_lists(plan);
     g.tp = world->split(lists.tp);
+    g.cp = world->split(lists.cp);
     g.pp = world->split(lists.pp);
     g.dp = world->split(lists.dp);
+    g.dp_cp = world->split(lists.dp_cp);
     if (!lists.embedding.empty()) g.embedding = world->split(lists.embedding);
     g.world = std::move(world);
     return g;

@@ -15,7 +15,8 @@ namespace tessel {
 
 // Every group of each kind, as lists of world ranks (pure; the same on every rank).
 struct GroupLists {
-    std::vector<std::vector<int>> tp, pp, dp, embedding;
+    std::vector<std::vector<int>> tp, cp, pp, dp, embedding;
+    std::vector<std::vector<int>> dp_cp;  // the ranks that hold the same parameters: gradients sum here
 };
 GroupLists group_lists(const Plan& plan);
 
@@ -23,7 +24,10 @@ struct ParallelGroups {
     ParallelSizes sizes;
     RankCoords coords;
     int world_rank = 0;
-    std::unique_ptr<Communicator> world, tp, pp, dp;
+    std::unique_ptr<Communicator> world, tp, cp, pp, dp;
+    // Data- and context-parallel ranks hold the same parameters (Megatron's data-parallel group
+    // with context parallelism): gradients are reduced and ZeRO shards over this group.
+    std::unique_ptr<Communicator> dp_cp;
     std::unique_ptr<Communicator> embedding;  // first and last pipeline stage; nullptr elsewhere or when pp = 1
 };
 

@@ -29,9 +29,6 @@ void check_executable(const ModelSpec& m, const Plan& p, int world_size, const s
                                       world_size, p.world_size()),
                           fmt::format("{}*{}*{}*{} = {}", p.tp, p.pp, p.dp, p.cp, p.world_size()));
     validate_plan(p, m, world_size, file);
-    if (p.cp > 1)
-        throw input_error(file, "cp", "1: the executor does not run context parallelism yet (the simulator and "
-                                      "planner do)", std::to_string(p.cp));
     if (m.num_kv_heads % p.tp != 0)
         throw input_error(file, "tp", fmt::format("a divisor of the model's {} KV heads (the executor does not "
                                                   "replicate KV heads over TP ranks yet)", m.num_kv_heads),
@@ -59,12 +56,14 @@ double max_rss_bytes() {
     return double(u.ru_maxrss) * 1024.0;  // KiB on Linux
 }
 
-LayerDims layer_dims(const ModelSpec& m, const Plan& p, int tp_rank) {
+LayerDims layer_dims(const ModelSpec& m, const Plan& p, int tp_rank, int cp_rank) {
     LayerDims d;
     d.batch = p.microbatch_size;
     d.seq = p.seq_length;
     d.hidden = m.hidden_size;
-    d.tokens = d.batch * d.seq;
+    d.cp = p.cp;
+    d.cp_rank = cp_rank;
+    d.tokens = d.batch * d.seq / p.cp;
     d.local_tokens = p.sequence_parallel ? d.tokens / p.tp : d.tokens;
     d.heads = m.num_attention_heads / p.tp;
     d.kv_heads = m.num_kv_heads / p.tp;
@@ -113,7 +112,8 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     ctx.mem = mem;
     ctx.tp = g.tp.get();
     ctx.model = &m;
-    ctx.dims = layer_dims(m, p, me.tp);
+    ctx.dims = layer_dims(m, p, me.tp, me.cp);
+    ctx.cp = p.cp > 1 ? g.cp.get() : nullptr;
     ctx.sequence_parallel = p.sequence_parallel;
     ctx.recompute = p.recompute;
 
@@ -131,7 +131,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         for (int s = 0; s < where.stage; ++s) where.first_layer += layers[s];
         where.num_layers = layers[where.stage];
         chunks.push_back(std::make_unique<ModelChunk>(m, p, where, p.tp, me.tp));
-        chunks.back()->materialize(mem, p.zero_stage, g.dp.get(), o.seed);
+        chunks.back()->materialize(mem, p.zero_stage, g.dp_cp.get(), o.seed);
         chunk_ptrs.push_back(chunks.back().get());
         for (ParamBuffer* b : chunks.back()->buffers()) buffers.push_back(b);
     }
@@ -167,15 +167,22 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         ps.num_stages = stages;
         ps.dloss = dloss;
         ps.tokens = [&](int mb) {
-            // Samples of this step, data-parallel rank and microbatch, in the global batch's order.
-            MicrobatchTokens t;
-            const int B = p.microbatch_size, T = p.seq_length;
-            t.inputs.resize(std::size_t(B) * T);
-            t.targets.resize(std::size_t(B) * T);
+            // Samples of this step, data-parallel rank and microbatch, in the global batch's order;
+            // this context-parallel rank's chunks of them, in the [chunk][batch][position] layout.
+            const LayerDims& d = ctx.dims;
+            const int B = p.microbatch_size, T = p.seq_length, c = d.chunk_len();
+            std::vector<int> in(std::size_t(B) * T), out(std::size_t(B) * T);
             const std::int64_t first = std::int64_t(step - 1) * p.global_batch_size +
                                        std::int64_t(me.dp) * M * B + std::int64_t(mb) * B;
             for (int b = 0; b < B; ++b)
-                data->sample(first + b, T, t.inputs.data() + std::size_t(b) * T, t.targets.data() + std::size_t(b) * T);
+                data->sample(first + b, T, in.data() + std::size_t(b) * T, out.data() + std::size_t(b) * T);
+            MicrobatchTokens t;
+            for (int j = 0; j < d.num_chunks(); ++j)
+                for (int b = 0; b < B; ++b) {
+                    const std::size_t from = std::size_t(b) * T + d.chunk_position(j);
+                    t.inputs.insert(t.inputs.end(), in.begin() + from, in.begin() + from + c);
+                    t.targets.insert(t.targets.end(), out.begin() + from, out.begin() + from + c);
+                }
             return t;
         };
         if (g.world_rank == o.fail_rank && step == o.fail_step)

@@ -1,5 +1,6 @@
 // The optimizer step after a pipeline's backward, by ZeRO stage:
-//   1. data-parallel gradient reduction (ParamBuffer::reduce_grads: all-reduce for stage 0,
+//   1. data-parallel gradient reduction over the data- and context-parallel ranks
+//      (ParamBuffer::reduce_grads: all-reduce for stage 0,
 //      reduce-scatter for stage 1; stages 2-3 reduced during the backward);
 //   2. the tied token table's copies on the first and last stage sum their (owned) gradients over
 //      the embedding group, and sequence-parallel norm weights sum theirs over the TP group;

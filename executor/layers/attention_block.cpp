@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "executor/layers/context_parallel_attention.h"
 #include "executor/layers/tensor_parallel.h"
 
 namespace tessel {
@@ -51,9 +52,28 @@ float* maybe_grad(ParamBuffer& buf, TensorSlot s) { return s.present() ? buf.gra
 void attention_core(const LayerContext& ctx, AttentionSaved& s) {
     const auto& d = ctx.dims;
     s.att = ctx.floats(std::size_t(d.tokens) * d.heads * d.head_dim);
-    s.lse = ctx.floats(std::size_t(d.batch) * d.heads * d.seq);
-    ctx.backend->attention_forward(s.att.data(), s.lse.data(), s.q.data(), s.k.data(), s.v.data(), d.batch, d.seq,
-                                   d.heads, d.kv_heads, d.head_dim);
+    s.lse = ctx.floats(std::size_t(d.tokens) * d.heads);
+    if (d.cp > 1) {
+        context_parallel_attention_forward(ctx, s.att.data(), s.lse.data(), s.q.data(), s.k_full.data(),
+                                           s.v_full.data());
+    } else {
+        ctx.backend->attention_forward(s.att.data(), s.lse.data(), s.q.data(), s.k.data(), s.v.data(), d.batch, d.seq,
+                                       d.heads, d.kv_heads, d.head_dim);
+    }
+}
+
+// RoPE on (tokens, heads·D) at each chunk's positions in the full sequence.
+void rope_chunks(const LayerContext& ctx, float* x, int heads, bool backward) {
+    const auto& d = ctx.dims;
+    const int c = d.chunk_len();
+    for (int j = 0; j < d.num_chunks(); ++j) {
+        float* chunk = x + std::size_t(j) * d.batch * c * heads * d.head_dim;
+        if (backward) {
+            ctx.backend->rope_backward_inplace(chunk, d.batch, c, heads, d.head_dim, ctx.rope_theta, d.chunk_position(j));
+        } else {
+            ctx.backend->rope_forward_inplace(chunk, d.batch, c, heads, d.head_dim, ctx.rope_theta, d.chunk_position(j));
+        }
+    }
 }
 
 }  // namespace
@@ -74,8 +94,14 @@ DeviceArray<float> attention_forward(const LayerContext& ctx, const ParamBuffer&
         be.matmul_forward(s.v.data(), in.data(), buf.param(w.wv), maybe(buf, w.bv), d.tokens, C, kw);
     }
     if (ctx.model->position_embedding == PositionEmbedding::rope) {
-        be.rope_forward_inplace(s.q.data(), d.batch, d.seq, d.heads, d.head_dim, ctx.rope_theta, 0);
-        be.rope_forward_inplace(s.k.data(), d.batch, d.seq, d.kv_heads, d.head_dim, ctx.rope_theta, 0);
+        rope_chunks(ctx, s.q.data(), d.heads, false);
+        rope_chunks(ctx, s.k.data(), d.kv_heads, false);
+    }
+    if (d.cp > 1) {
+        s.k_full = gather_sequence_chunks(ctx, s.k.data(), kw);
+        s.v_full = gather_sequence_chunks(ctx, s.v.data(), kw);
+        s.k.reset();
+        s.v.reset();
     }
     attention_core(ctx, s);
     DeviceArray<float> proj = ctx.floats(std::size_t(d.tokens) * C);
@@ -106,14 +132,24 @@ DeviceArray<float> attention_backward(const LayerContext& ctx, ParamBuffer& buf,
     DeviceArray<float> dq = ctx.floats(std::size_t(d.tokens) * qw, true);
     DeviceArray<float> dk = ctx.floats(std::size_t(d.tokens) * kw, true);
     DeviceArray<float> dv = ctx.floats(std::size_t(d.tokens) * kw, true);
-    be.attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), s.q.data(), s.k.data(), s.v.data(),
-                          s.att.data(), s.lse.data(), d.batch, d.seq, d.heads, d.kv_heads, d.head_dim);
+    if (d.cp > 1) {
+        DeviceArray<float> dk_full = ctx.floats(s.k_full.size(), true), dv_full = ctx.floats(s.v_full.size(), true);
+        context_parallel_attention_backward(ctx, dq.data(), dk_full.data(), dv_full.data(), datt.data(), s.q.data(),
+                                            s.k_full.data(), s.v_full.data(), s.att.data(), s.lse.data());
+        s.k_full.reset();
+        s.v_full.reset();
+        reduce_scatter_sequence_chunks(ctx, dk_full.data(), dk.data(), kw);
+        reduce_scatter_sequence_chunks(ctx, dv_full.data(), dv.data(), kw);
+    } else {
+        be.attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), s.q.data(), s.k.data(), s.v.data(),
+                              s.att.data(), s.lse.data(), d.batch, d.seq, d.heads, d.kv_heads, d.head_dim);
+    }
     datt.reset();
     s.att.reset();
     s.lse.reset();
     if (ctx.model->position_embedding == PositionEmbedding::rope) {
-        be.rope_backward_inplace(dq.data(), d.batch, d.seq, d.heads, d.head_dim, ctx.rope_theta, 0);
-        be.rope_backward_inplace(dk.data(), d.batch, d.seq, d.kv_heads, d.head_dim, ctx.rope_theta, 0);
+        rope_chunks(ctx, dq.data(), d.heads, true);
+        rope_chunks(ctx, dk.data(), d.kv_heads, true);
     }
     DeviceArray<float> dnorm_full = ctx.floats(std::size_t(d.tokens) * C, true);
     {

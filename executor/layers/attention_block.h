@@ -2,6 +2,8 @@
 //   x -> norm -> [to_full_sequence] -> Q, K, V  (column-parallel: this rank's heads)
 //     -> RoPE (Llama) -> causal GQA attention -> output projection (row-parallel)
 //     -> [reduce_partial_sums] -> + x
+// Under context parallelism the attention core sees the full sequences' K and V
+// (context_parallel_attention.h).
 // The row-parallel bias is added by TP rank 0 only, before the reduction (the sum then holds it
 // once); every rank computes its gradient from the full-sequence output gradient, so the replicas
 // stay equal without a reduction.
@@ -26,6 +28,7 @@ AttentionWeights add_attention(ParamBuffer& buf, const ModelSpec& m, int layer, 
 struct AttentionSaved {
     NormSaved norm;
     DeviceArray<float> q, k, v;   // (tokens, heads·D) after RoPE, (tokens, kv_heads·D)
+    DeviceArray<float> k_full, v_full;  // context parallelism: K and V of the full sequences (k, v empty)
     DeviceArray<float> att, lse;  // attention output and log-sum-exp; empty under selective recompute
 };
 

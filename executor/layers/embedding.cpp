@@ -21,8 +21,13 @@ DeviceArray<float> embedding_forward(const LayerContext& ctx, const EmbeddingWei
     const auto& d = ctx.dims;
     DeviceArray<float> out = ctx.floats(std::size_t(d.tokens) * d.hidden);
     const float* wpe = w.position_buffer && ctx.tp_rank() == 0 ? w.position_buffer->param(w.position_table) : nullptr;
-    ctx.backend->embedding_forward(out.data(), tokens, w.token_buffer->param(w.token_table), wpe, d.batch, d.seq,
-                                   d.hidden, d.vocab_start, d.vocab_end);
+    const int c = d.chunk_len();
+    for (int j = 0; j < d.num_chunks(); ++j) {  // each sequence chunk at its positions
+        const std::size_t row = std::size_t(j) * d.batch * c;
+        ctx.backend->embedding_forward(out.data() + row * d.hidden, tokens + row, w.token_buffer->param(w.token_table),
+                                       wpe ? wpe + std::size_t(d.chunk_position(j)) * d.hidden : nullptr, d.batch, c,
+                                       d.hidden, d.vocab_start, d.vocab_end);
+    }
     return reduce_partial_sums(ctx, std::move(out), d.hidden);
 }
 
@@ -30,8 +35,14 @@ void embedding_backward(const LayerContext& ctx, const EmbeddingWeights& w, cons
     const auto& d = ctx.dims;
     FullSequence full = to_full_sequence(ctx, dout, d.hidden);
     float* dwpe = w.position_buffer ? w.position_buffer->grad(w.position_table) : nullptr;
-    ctx.backend->embedding_backward(w.token_buffer->grad(w.token_table), dwpe, full.data(), tokens, d.batch, d.seq,
-                                    d.hidden, d.vocab_start, d.vocab_end);
+    const int c = d.chunk_len();
+    for (int j = 0; j < d.num_chunks(); ++j) {
+        const std::size_t row = std::size_t(j) * d.batch * c;
+        ctx.backend->embedding_backward(w.token_buffer->grad(w.token_table),
+                                        dwpe ? dwpe + std::size_t(d.chunk_position(j)) * d.hidden : nullptr,
+                                        full.data() + row * d.hidden, tokens + row, d.batch, c, d.hidden,
+                                        d.vocab_start, d.vocab_end);
+    }
 }
 
 }  // namespace tessel

@@ -1,9 +1,12 @@
-// What every layer needs to run one microbatch on this rank: the backend, memory, the
-// tensor-parallel group, and the local sizes. Token counts:
-//   tokens       = B·T, the microbatch's full sequence (what column-parallel GEMMs see)
+// What every layer needs to run one microbatch on this rank: the backend, memory, the tensor- and
+// context-parallel groups, and the local sizes. Token counts:
+//   tokens       = B·T/cp, this rank's part of the microbatch (what column-parallel GEMMs see)
 //   local_tokens = tokens / tp under sequence parallelism (the residual stream's shard), else tokens
-// The sequence shard is a contiguous block of the flattened (B·T) token rows, so an all-gather over
-// the TP group puts the (B, T, C) activation back together with no reordering.
+// Context parallelism splits each sequence into 2·cp chunks and gives rank i chunks i and
+// 2·cp-1-i (Megatron's load balancing of the causal mask); this rank's tokens are laid out
+// [chunk][batch][position in chunk]. Without it there is one chunk, the whole (B, T) sequence.
+// The sequence-parallel shard is a contiguous block of those token rows, so an all-gather over
+// the TP group puts the activation back together with no reordering.
 #pragma once
 
 #include "core/model_spec.h"
@@ -19,12 +22,19 @@ struct LayerDims {
     int heads = 1, kv_heads = 1, head_dim = 1;  // local to this TP rank
     int ffn = 1;                                // local, per projection
     int vocab_start = 0, vocab_end = 0;         // this rank's vocabulary shard
+    int cp = 1, cp_rank = 0;                    // context parallelism
+
+    int num_chunks() const { return cp > 1 ? 2 : 1; }
+    int chunk_len() const { return cp > 1 ? seq / (2 * cp) : seq; }
+    // Position in the full sequence of this rank's chunk j's first token.
+    int chunk_position(int j) const { return cp > 1 ? (j == 0 ? cp_rank : 2 * cp - 1 - cp_rank) * chunk_len() : 0; }
 };
 
 struct LayerContext {
     Backend* backend = nullptr;
     DeviceMemory mem;
     Communicator* tp = nullptr;
+    Communicator* cp = nullptr;  // the context-parallel group (nullptr when cp = 1)
     const ModelSpec* model = nullptr;
     LayerDims dims;
     bool sequence_parallel = false;
