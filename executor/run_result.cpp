@@ -42,6 +42,7 @@ json to_json(const RunResult& r) {
     j["cluster"] = r.cluster;
     j["backend"] = r.backend;
     j["device"] = r.device;
+    j["compute_precision"] = r.compute_precision;
     j["world_size"] = r.world_size;
     j["steps"] = r.steps;
     j["warmup_steps"] = r.warmup_steps;

@@ -20,6 +20,7 @@ struct RunResult {
     ModelSpec model;
     Plan plan;
     std::string backend, device;
+    std::string compute_precision;  // what the backend computed in (the CPU backend: fp32, whatever the plan says)
     int world_size = 1;
     int steps = 0, warmup_steps = 0;
     std::uint64_t seed = 0;

@@ -220,6 +220,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     r.plan = p;
     r.backend = backend->name();
     r.device = backend->device_name();
+    r.compute_precision = "fp32";  // every Backend op is over fp32 device pointers
     r.world_size = world.size();
     r.steps = o.steps;
     r.warmup_steps = o.steps > o.warmup_steps ? o.warmup_steps : 0;
