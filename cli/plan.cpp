@@ -134,9 +134,9 @@ void run_plan(const PlanArgs& a) {
         ComputeBudget b;
         b.days = a.days.value_or(0);
         b.gpu_hours = a.gpu_hours.value_or(0);
-        pr.line("Sizing a compute-optimal model for {} on {} GPUs of {} ({} nodes x {} {}):",
+        pr.line("Sizing a compute-optimal model for {} on {} GPUs of {} ({} node{} x {} {}):",
                 a.days ? fmt::format("{} days", *a.days) : fmt::format("{} GPU-hours", *a.gpu_hours), c.num_gpus(),
-                c.name, c.num_nodes, c.gpus_per_node, c.gpu.name);
+                c.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node, c.gpu.name);
         BudgetPlan bp = plan_for_budget(c, b, a.global_batch.value_or(0), a.seq.value_or(0), o);
         if (o.progress) fmt::print(stderr, "\r{:80}\r", "");
         for (const auto& r : bp.rounds) pr.line("  {}", r);
@@ -159,10 +159,10 @@ void run_plan(const PlanArgs& a) {
         const bool default_model = a.model.empty();
         m = load_model(default_model ? kDefaultModel : a.model);
         const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0));
-        pr.line("Planning {}{} on {} GPUs of {}{} ({} nodes x {} {}, {} GiB each)", m.name,
+        pr.line("Planning {}{} on {} GPUs of {}{} ({} node{} x {} {}, {} GiB each)", m.name,
                 default_model ? " (built-in default model)" : "", c.num_gpus(), c.name,
-                default_cluster ? " (built-in default cluster)" : "", c.num_nodes, c.gpus_per_node, c.gpu.name,
-                c.gpu.memory_GiB);
+                default_cluster ? " (built-in default cluster)" : "", c.num_nodes, c.num_nodes == 1 ? "" : "s",
+                c.gpus_per_node, c.gpu.name, c.gpu.memory_GiB);
         pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}; objective {}; memory headroom {:.0f}%{}",
                 req.global_batch_size, req.seq_length, human(double(req.global_batch_size) * req.seq_length),
                 a.global_batch ? "" : " (default: ~2M tokens, a multiple of the GPU count's odd factor)",

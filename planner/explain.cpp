@@ -99,6 +99,9 @@ std::string explain_winner(const SearchResult& r, Objective o) {
         s = fmt::format("#1 costs {:.1f} GPU-seconds per step on {} GPUs against #2's {:.1f} on {}",
                         a.step_time_s * a.plan.world_size(), a.plan.world_size(), b.step_time_s * b.plan.world_size(),
                         b.plan.world_size());
+    } else if (b.step_time_s - a.step_time_s < 1e-4 * b.step_time_s) {
+        s = fmt::format("#1 ties with #2 (within 0.01% of {:.3f} s per step) and is listed first", a.step_time_s);
+        if (a.memory_GiB.peak < b.memory_GiB.peak) s += " for needing less memory";
     } else {
         const double gap = b.step_time_s - a.step_time_s;
         s = fmt::format("#1 is {:.3f} s ({:.2f}%) faster per step than #2", gap, 100 * gap / b.step_time_s);

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -76,9 +77,12 @@ struct Enumeration {
     std::array<long long, kNumRules> rejected_by_rule{};
 };
 
+// Enumerates the (tp, pp, cp) shapes numbered shard, shard + shards, ... so that several threads
+// can split the work, each with its own StepBound (its caches then need no sharing).
 Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanRequest& req, const std::vector<int>& worlds,
-                      const StepBound& bound, Objective objective, const SpaceLimits& limits) {
+                      const StepBound& bound, Objective objective, const SpaceLimits& limits, int shard, int shards) {
     Enumeration e;
+    long long shape_number = 0;
     std::map<std::tuple<int, int, int, int>, std::vector<std::string>> placements_cache;
     auto placements = [&](const ParallelSizes& s) -> const std::vector<std::string>& {
         auto key = std::make_tuple(s.tp, s.cp, s.dp, s.pp);
@@ -99,6 +103,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
         for (int tp : divisors(world))
             for (int pp : divisors(world / tp))
                 for (int cp : divisors(world / tp / pp)) {
+                    if (shape_number++ % shards != shard) continue;
                     if (cp > 1 && !limits.context_parallel) continue;
                     const int dp = world / (tp * pp * cp);
                     const ParallelSizes sizes{tp, cp, dp, pp};
@@ -182,9 +187,14 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
 }
 
 bool same_but_placement(const SimulationResult& a, const SimulationResult& b) {
-    Plan x = a.plan, y = b.plan;
-    x.placement = y.placement;
-    return to_json(x) == to_json(y) && std::abs(a.step_time_s - b.step_time_s) <= 1e-9 * a.step_time_s &&
+    const Plan &x = a.plan, &y = b.plan;
+    const bool same_plan = std::tie(x.tp, x.pp, x.dp, x.cp, x.zero_stage, x.microbatch_size, x.global_batch_size,
+                                    x.seq_length, x.virtual_stages, x.sequence_parallel, x.recompute, x.schedule,
+                                    x.precision) ==
+                           std::tie(y.tp, y.pp, y.dp, y.cp, y.zero_stage, y.microbatch_size, y.global_batch_size,
+                                    y.seq_length, y.virtual_stages, y.sequence_parallel, y.recompute, y.schedule,
+                                    y.precision);
+    return same_plan && std::abs(a.step_time_s - b.step_time_s) <= 1e-9 * a.step_time_s &&
            a.memory_GiB.peak == b.memory_GiB.peak;
 }
 
@@ -327,12 +337,43 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
     SearchResult result;
     result.request = req;
     result.world_sizes = world_sizes_to_search(c, req.num_gpus, o.objective);
-    const StepBound bound(m, c, sim);
-    Enumeration e = enumerate(m, c, req, result.world_sizes, bound, o.objective, limits_for(o.framework));
+    int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    Enumeration e;
+    {
+        std::vector<Enumeration> parts(threads);
+        std::vector<std::thread> pool;
+        std::exception_ptr error;
+        std::mutex error_mutex;
+        for (int t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                try {
+                    const StepBound bound(m, c, sim);
+                    parts[t] = enumerate(m, c, req, result.world_sizes, bound, o.objective, limits_for(o.framework), t,
+                                         threads);
+                } catch (...) {
+                    std::lock_guard<std::mutex> lock(error_mutex);
+                    if (!error) error = std::current_exception();
+                }
+            });
+        for (auto& t : pool) t.join();
+        if (error) std::rethrow_exception(error);
+        for (auto& part : parts) {
+            e.considered += part.considered;
+            e.rejected += part.rejected;
+            for (int i = 0; i < kNumRules; ++i) e.rejected_by_rule[i] += part.rejected_by_rule[i];
+            e.groups.insert(e.groups.end(), part.groups.begin(), part.groups.end());
+        }
+    }
     result.considered = e.considered;
     result.rejected = e.rejected;
     result.rejected_by_rule = e.rejected_by_rule;
-    std::sort(e.groups.begin(), e.groups.end(), [](const Group& a, const Group& b) { return a.key < b.key; });
+    // Ties in the bound are ordered by the plan's fields, so the visiting order (and with one thread
+    // the counts) do not depend on how the enumeration was split.
+    std::sort(e.groups.begin(), e.groups.end(), [](const Group& a, const Group& b) {
+        if (a.key != b.key) return a.key < b.key;
+        return std::tie(a.tp, a.pp, a.cp, a.dp, a.mb, a.v, a.recompute, a.sp, a.placement) <
+               std::tie(b.tp, b.pp, b.cp, b.dp, b.mb, b.v, b.recompute, b.sp, b.placement);
+    });
 
     long long total_leaves = 0;
     for (const Group& g : e.groups) total_leaves += count_bits(g.zeros);
@@ -407,7 +448,6 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
         }
     };
 
-    int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
     threads = std::max(1, std::min<int>(threads, int(e.groups.size())));
     std::vector<std::thread> pool;
     std::mutex done_mutex;
