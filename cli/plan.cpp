@@ -110,6 +110,7 @@ void run_plan(const PlanArgs& a) {
     if (a.global_batch && *a.global_batch < 1) throw InputError("--global-batch: expected a positive number of sequences");
     if (a.seq && *a.seq < 1) throw InputError("--seq: expected a positive sequence length");
     if (a.top < 1) throw InputError(fmt::format("--top: expected at least 1, got {}", a.top));
+    if (a.emit && a.json_file == "-") throw InputError("--json -: stdout holds the --emit config; give --json a file");
 
     SearchOptions o;
     o.objective = parse_objective(a.objective);

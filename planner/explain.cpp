@@ -62,21 +62,21 @@ std::string format_search_stats(const SearchResult& r) {
         worlds = fmt::format(" over {} GPUs", join(w, "/"));
     }
     return fmt::format(
-        "considered {:L} plans{}: {:L} broke a rule, {:L} pruned by memory, {:L} pruned by the step-time bound, "
-        "{:L} simulated; {:.2f} s",
+        "considered {:L} plans{}: {:L} broke a rule, {:L} pruned by memory, {:L} pruned by the bound (they cannot beat "
+        "the K-th best), {:L} simulated; {:.2f} s",
         r.considered, worlds, r.rejected, r.pruned_memory, r.pruned_bound, r.simulated, r.search_s);
 }
 
 std::string format_ranking_table(const SearchResult& r, const ClusterSpec& c, Objective o) {
     const bool dollars = o == Objective::tokens_per_dollar;
-    std::string s = fmt::format("{:>2}  {:<34} {:<12} {:>9} {:>6} {:>14} {:>14} {:>9}", "#", "plan", "placement",
+    std::string s = fmt::format("{:>2}  {:<36} {:<12} {:>9} {:>6} {:>14} {:>14} {:>9}", "#", "plan", "placement",
                                 "step (s)", "MFU", "bubble (s)", "exposed comm", "peak GiB");
     if (dollars) s += fmt::format(" {:>5} {:>12}", "GPUs", "tokens/$");
     s += "\n";
     int i = 0;
     for (const auto& x : r.best) {
         const double step = x.step_time_s;
-        s += fmt::format("{:>2}  {:<34} {:<12} {:>9.3f} {:>5.1f}% {:>7.3f} ({:>4.1f}%) {:>7.3f} ({:>4.1f}%) {:>9.1f}", ++i,
+        s += fmt::format("{:>2}  {:<36} {:<12} {:>9.3f} {:>5.1f}% {:>7.3f} ({:>4.1f}%) {:>7.3f} ({:>4.1f}%) {:>9.1f}", ++i,
                          plan_cell(x.plan), x.plan.placement, step, 100 * x.mfu, x.time_s.bubble,
                          100 * x.time_s.bubble / step, exposed_comm(x.time_s), 100 * exposed_comm(x.time_s) / step,
                          x.memory_GiB.peak);
