@@ -52,6 +52,8 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     m.qkv_bias = r.boolean("qkv_bias", false);
     m.max_position_embeddings = int(r.integer(
         "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
+    m.rope_theta = r.number("rope_theta", 10000.0);
+    m.norm_epsilon = r.number("norm_epsilon", 1e-5);
     r.ignore({"source", "notes", "description"});
     r.finish();
     return m;
@@ -157,6 +159,16 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
                           fmt::format("a multiple of num_attention_heads ({})", m.num_attention_heads),
                           std::to_string(m.hidden_size));
     m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1));
+    // RoPE base: top-level rope_theta (older configs, GPT-NeoX's rotary_emb_base) or
+    // transformers v5's rope_parameters.rope_theta.
+    if (r.has("rope_theta")) m.rope_theta = r.number("rope_theta");
+    else if (r.has("rotary_emb_base")) m.rope_theta = r.number("rotary_emb_base");
+    else if (r.has("rope_parameters") && r.raw("rope_parameters").is_object()) {
+        ObjectReader rp = r.object("rope_parameters");
+        if (rp.has("rope_theta")) m.rope_theta = rp.number("rope_theta");
+    }
+    for (const char* k : {"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"})
+        if (r.has(k)) m.norm_epsilon = r.number(k);
     // Everything else in a config.json (token ids, dropout, rope settings, dtype, ...) does not
     // change the shape; do not warn about it.
     for (auto it = j.begin(); it != j.end(); ++it) r.ignore({it.key().c_str()});
@@ -196,7 +208,9 @@ json to_json(const ModelSpec& m) {
               {"position_embedding", to_string(m.position_embedding)},
               {"tied_embeddings", m.tied_embeddings},
               {"linear_bias", m.linear_bias},
-              {"qkv_bias", m.qkv_bias}};
+              {"qkv_bias", m.qkv_bias},
+              {"norm_epsilon", m.norm_epsilon}};
+    if (m.position_embedding == PositionEmbedding::rope) j["rope_theta"] = m.rope_theta;
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;
 }

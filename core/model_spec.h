@@ -29,6 +29,8 @@ struct ModelSpec {
     bool linear_bias = false;    // biases on every linear layer (GPT-2, GPT-NeoX)
     bool qkv_bias = false;       // biases on Q, K, V only (Qwen2)
     int max_position_embeddings = 0;  // rows of the learned position table (learned only)
+    double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
+    double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon
     std::string source;          // "native" or "huggingface:<model_type>"
 
     int q_size() const { return num_attention_heads * head_dim; }

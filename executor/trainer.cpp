@@ -112,6 +112,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     ctx.mem = mem;
     ctx.tp = g.tp.get();
     ctx.model = &m;
+    ctx.rope_theta = float(m.rope_theta);
     ctx.dims = layer_dims(m, p, me.tp, me.cp);
     ctx.cp = p.cp > 1 ? g.cp.get() : nullptr;
     ctx.sequence_parallel = p.sequence_parallel;

@@ -39,7 +39,7 @@ struct LayerContext {
     LayerDims dims;
     bool sequence_parallel = false;
     Recompute recompute = Recompute::none;
-    float rope_theta = 10000.0f;  // Llama 2's base (Touvron et al. 2023); ModelSpec carries none
+    float rope_theta = 10000.0f;  // the model's RoPE base (ModelSpec::rope_theta)
 
     DeviceArray<float> floats(std::size_t n, bool zeroed = false) const {
         return DeviceArray<float>(mem, n, MemoryKind::activations, zeroed);

@@ -23,6 +23,8 @@ TEST(ModelSpec, HuggingFaceLlamaDetected) {
     EXPECT_EQ(m.ffn_hidden_size, 14336);
     EXPECT_EQ(m.activation, Activation::swiglu);
     EXPECT_FALSE(m.tied_embeddings);
+    EXPECT_DOUBLE_EQ(m.rope_theta, 500000.0);  // config.json's rope_theta
+    EXPECT_DOUBLE_EQ(m.norm_epsilon, 1e-5);    // rms_norm_eps
 }
 
 TEST(ModelSpec, HuggingFaceGpt2Keys) {
