@@ -16,6 +16,7 @@ struct ValidateArgs {
     std::string out = "reports/validation.md";
     std::string json_file;
     std::string profile_file;
+    bool cross_validation = true;
 };
 
 void run_validate(const ValidateArgs& a) {
@@ -38,12 +39,23 @@ void run_validate(const ValidateArgs& a) {
     }
     fmt::print("{} of {} rows modelled: MAPE {:.1f}%, worst {:+.1f}% ({}), Spearman {:.3f}, fit {:.0f}%\n", s.modelable,
                s.rows, 100 * s.mape, 100 * s.worst_error, s.worst_row, s.spearman, 100 * s.fit_share);
+    std::optional<CrossValidation> cv;
+    if (a.cross_validation) {
+        cv = cross_validate(runs, origin, profile);
+        const auto& l = cv->by_framework_summary;
+        const auto& k = cv->k_fold_summary;
+        fmt::print("held out: leave one framework out MAPE {:.1f}% (worst {:+.1f}%), {}-fold MAPE {:.1f}% (worst {:+.1f}%); "
+                   "constant-MFU baseline MAPE {:.1f}%\n",
+                   100 * l.mape, 100 * l.worst_error, cv->folds, 100 * k.mape, 100 * k.worst_error,
+                   100 * cv->baseline_summary.mape);
+    }
     std::string command = "tessel validate";
     if (a.runs != "published_runs") command += " " + a.runs;
     if (!a.profile_file.empty()) command += " --profile " + a.profile_file;
     if (a.out != "reports/validation.md") command += " --out " + a.out;
+    if (!a.cross_validation) command += " --no-cross-validation";
     if (!a.out.empty()) {
-        write_output(a.out, validation_markdown(rep, origin, command));
+        write_output(a.out, validation_markdown(rep, origin, command, cv ? &*cv : nullptr));
         if (a.out != "-") fmt::print("wrote {}\n", a.out);
     }
     if (!a.json_file.empty()) write_output(a.json_file, to_json(rep).dump(2) + "\n");
@@ -59,6 +71,8 @@ void add_validate(CLI::App& app) {
     cmd->add_option("--json", args->json_file, "also write the rows and summary as JSON");
     cmd->add_option("--profile", args->profile_file,
                     "a hardware profile (or a cluster JSON with one) applied to every run's cluster");
+    cmd->add_flag("!--no-cross-validation", args->cross_validation,
+                  "skip refitting the fitted parameters without each fold (the held-out error; ~10 s)");
     cmd->callback([args] { run_validate(*args); });
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -47,6 +48,13 @@ const std::vector<std::string>& validation_rules() {
         "R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv 2205.14135, "
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names.",
+        "R12 kernels of the stack, from the framework's documented configuration unless the row names them: "
+        "the fused attention kernel's generation (FlashAttention-2 class: Megatron-LM through Transformer Engine, "
+        "torchtitan's SDPA, llm.c's cuDNN; FlashAttention-1 class: llm-foundry's benchmark configurations, which "
+        "run attn_impl \"triton\", the Triton FlashAttention; a row naming FlashAttention-2, cuDNN or "
+        "attn_impl flash/triton says which); fused elementwise kernels (Megatron-LM, llm.c) or eager PyTorch "
+        "ops (llm-foundry, torchtitan without torch.compile); the loss as a fused kernel (llm.c's classifier, "
+        "llm-foundry's default flash-attn xentropy) or the eager fp32 cross entropy (Megatron-LM, torchtitan). GPT-family models (R1) have biases on every linear.",
     };
     return rules;
 }
@@ -59,19 +67,32 @@ struct Framework {
     bool bf16_grads_reduced_in_fp32; // documented default for bf16 training
     bool overlaps_grad_reduce;       // default without a flag
     bool half_forward_selective;     // its "selective" checkpointing re-runs about half a forward
+    int flash_version;               // generation of its fused attention kernel (R12)
+    bool fused_elementwise;          // fused elementwise kernels rather than eager PyTorch ops (R12)
+    bool fused_cross_entropy;        // a fused classifier kernel rather than the fp32 eager loss (R12)
 };
 // Megatron-LM arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
 // defaults to False. llm-foundry: FSDP mixed precision DEFAULT reduces in fp32, PURE in bf16
 // (handled by the row's text). torchtitan: training.mixed_precision_reduce = "float32";
 // activation_checkpoint.selective_ac_option "op" / "2". llm.c: bf16 everywhere, per-layer
 // reduce-scatter during the backward.
+// R12 kernels. Megatron-LM: fused bias-GeLU / bias-dropout-add / rotary kernels, FlashAttention-2
+// or cuDNN attention through Transformer Engine, vocab_parallel_cross_entropy on fp32 logits
+// (--cross-entropy-loss-fusion is off by default). llm-foundry: its MPT benchmark configurations
+// run attn_impl "triton" (the default of scripts/train/benchmarking/submit_benchmarks.py and of the
+// v0.3 pretrain yamls: the Triton FlashAttention, a FlashAttention-1-class kernel), eager PyTorch
+// elementwise ops, and its default loss_fn "fused_crossentropy" (flash-attn's xentropy kernel,
+// modeling_mpt.py). torchtitan: SDPA's FlashAttention-2 backend, eager ops
+// (training.compile = false in its configs), F.cross_entropy on .float() logits. llm.c: cuDNN
+// attention (USE_CUDNN=1 in its run scripts), hand-fused kernels and a fused classifier.
 constexpr Framework kFrameworks[] = {
-    {"Megatron-LM", "Megatron", true, false, false},
-    {"llm-foundry", "llm-foundry", false, true, false},
-    {"torchtitan", "torchtitan", true, true, true},
-    {"llm.c", "llm.c", false, true, false},
+    {"Megatron-LM", "Megatron", true, false, false, 2, true, false},
+    {"llm-foundry", "llm-foundry", false, true, false, 1, false, true},
+    {"torchtitan", "torchtitan", true, true, true, 2, false, false},
+    {"llm.c", "llm.c", false, true, false, 2, true, true},
 };
-const Framework kUnknownFramework{"unknown", "", false, true, false};
+// Without a known framework: the simulator's defaults.
+const Framework kUnknownFramework{"unknown", "", false, true, false, 2, true, false};
 
 bool contains(const std::string& text, const std::string& word) {
     auto lower = [](std::string s) {
@@ -198,6 +219,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     m.norm = gpt ? Norm::layernorm : Norm::rmsnorm;
     m.position_embedding = gpt ? PositionEmbedding::learned : PositionEmbedding::rope;
     m.tied_embeddings = gpt;
+    m.linear_bias = gpt;
     m.seq_length = int(need("seq_length"));
     m.max_position_embeddings = gpt ? m.seq_length : 0;
     std::int64_t vocab = std::int64_t(get("vocab_size").value_or(50257));
@@ -265,6 +287,14 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     o.fused_attention = !(date > 0 && date < kFlashAttentionDate);
     if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
 
+    // R12: the framework's kernels, unless the row names them.
+    o.flash_attention_version = fw->flash_version;
+    if (contains(stated, "FlashAttention-2") || contains(stated, "cuDNN") || contains(stated, "attn_impl: flash"))
+        o.flash_attention_version = 2;
+    if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
+    o.fused_elementwise = fw->fused_elementwise || contains(stated, "torch.compile");
+    o.fused_cross_entropy = fw->fused_cross_entropy;
+
     // R9
     const std::string gpu = text_of(row, "gpu_type");
     const char* preset = cluster_preset_for(gpu);
@@ -302,103 +332,286 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
     return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
-ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile) {
-    if (!runs.is_array()) throw input_error(origin, "(top level)", "an array of published runs", describe_json_value(runs));
-    ValidationReport rep;
+namespace {
+
+// The row's name, source and case; `skipped_because` when the rules cannot build one.
+ValidationRow prepare_row(const json& row, const std::string& origin) {
+    ValidationRow v;
+    v.name = text_of(row, "name");
+    v.source = text_of(row, "source");
+    try {
+        v.setup = validation_case(row, origin);
+        v.framework = v.setup.framework;
+    } catch (const InputError& e) {
+        v.skipped_because = e.what();
+    }
+    return v;
+}
+
+// Simulates a prepared row (its cluster's profile already set) and compares it with the figure
+// the source published (R10).
+void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) {
+    if (!v.skipped_because.empty()) return;
+    const ValidationCase& c = v.setup;
+    SimulationResult r = simulate(c.model, c.cluster, c.plan, c.options);
+    double step = r.step_time_s;
+    if (c.half_recompute) {
+        Plan none = c.plan, full = c.plan;
+        none.recompute = Recompute::none;
+        full.recompute = Recompute::full;
+        const auto rn = simulate(c.model, c.cluster, none, c.options);
+        const auto rf = simulate(c.model, c.cluster, full, c.options);
+        step = 0.5 * (rn.step_time_s + rf.step_time_s);
+        // Half the layers keep full activations: judged by the checkpointed half plus one live
+        // layer, between the two.
+        r.memory_GiB = rf.memory_GiB;
+        r.memory_GiB.activations = 0.5 * (rn.memory_GiB.activations + rf.memory_GiB.activations);
+        r.memory_GiB.peak = rf.memory_GiB.peak - rf.memory_GiB.activations + r.memory_GiB.activations;
+        r.fits = r.memory_GiB.peak <= c.cluster.gpu.memory_GiB;
+    }
+    v.result = r;
+    v.step_time_s = step;
+    v.fits = r.fits;
+    v.memory_GiB = r.memory_GiB.peak;
+    const double gpus = c.plan.world_size();
+    const double tokens = double(c.plan.global_batch_size) * c.plan.seq_length;
+    const std::string def = text_of(row, "throughput_definition");
+    // R10: the published figure and the step time it implies.
+    double published_step = 0;
+    if (auto tps = number_of(row, "tokens_per_sec_per_gpu", origin, v.name)) {
+        v.metric = PublishedMetric::tokens_per_s_per_gpu;
+        v.published = *tps;
+        v.predicted = tokens / step / gpus;
+        published_step = tokens / (*tps * gpus);
+    } else if (auto it = number_of(row, "iteration_time_s", origin, v.name)) {
+        v.metric = PublishedMetric::iteration_time_s;
+        v.published = *it;
+        v.predicted = step;
+        published_step = *it;
+    } else if (auto tf = number_of(row, "tflops_per_gpu", origin, v.name)) {
+        const bool with_recompute = contains(def, "INCLUDES") || contains(def, "incl. recomput");
+        v.metric = with_recompute ? PublishedMetric::hardware_tflops_per_gpu : PublishedMetric::model_tflops_per_gpu;
+        const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute);
+        const double flops = (with_recompute ? f.hardware : f.model) * tokens;
+        v.published = *tf;
+        v.predicted = flops / (step * gpus) / units::TFLOP;
+        published_step = flops / (*tf * units::TFLOP * gpus);
+    } else if (auto mfu = number_of(row, "mfu_percent", origin, v.name)) {
+        v.metric = PublishedMetric::mfu;
+        v.published = *mfu / 100.0;
+        v.predicted = implied_mfu(c, step);
+        published_step = implied_mfu(c, 1.0) / v.published;
+    } else {
+        v.skipped_because = "no throughput figure (tokens/s, iteration time, TFLOP/s or MFU)";
+        return;
+    }
+    v.modelable = true;
+    v.error = (v.predicted - v.published) / v.published;
+    v.published_mfu = implied_mfu(c, published_step);
+    v.predicted_mfu = implied_mfu(c, step);
+}
+
+// The relative error of the row's published metric if the step took `step_s`.
+double error_at_step(const ValidationRow& v, double step_s) {
+    // Throughputs scale with 1 / step; an iteration time with step.
+    const double ratio = v.step_time_s / step_s;  // predicted-metric multiplier for a throughput
+    const double predicted = v.metric == PublishedMetric::iteration_time_s ? step_s : v.predicted * ratio;
+    return (predicted - v.published) / v.published;
+}
+
+}  // namespace
+
+ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
+    ValidationSummary s;
+    s.rows = int(rows.size());
     std::vector<double> pub_mfu, pred_mfu;
     double sum_abs = 0;
     int fitting = 0;
-    for (const auto& row : runs) {
-        ValidationRow v;
-        v.name = text_of(row, "name");
-        v.source = text_of(row, "source");
-        try {
-            v.setup = validation_case(row, origin);
-        } catch (const InputError& e) {
-            v.skipped_because = e.what();
-            rep.rows.push_back(std::move(v));
-            continue;
-        }
-        if (profile) v.setup.cluster.profile = *profile;
-        const ValidationCase& c = v.setup;
-        v.framework = c.framework;
-        SimulationResult r = simulate(c.model, c.cluster, c.plan, c.options);
-        double step = r.step_time_s;
-        if (c.half_recompute) {
-            Plan none = c.plan, full = c.plan;
-            none.recompute = Recompute::none;
-            full.recompute = Recompute::full;
-            const auto rn = simulate(c.model, c.cluster, none, c.options);
-            const auto rf = simulate(c.model, c.cluster, full, c.options);
-            step = 0.5 * (rn.step_time_s + rf.step_time_s);
-            r.fits = rf.fits;  // half the layers keep full activations: between the two; judged by the
-            r.memory_GiB = rf.memory_GiB;  // checkpointed half plus one live layer, close to full
-            r.memory_GiB.activations = 0.5 * (rn.memory_GiB.activations + rf.memory_GiB.activations);
-            r.memory_GiB.peak = rf.memory_GiB.peak - rf.memory_GiB.activations + r.memory_GiB.activations;
-            r.fits = r.memory_GiB.peak <= c.cluster.gpu.memory_GiB;
-        }
-        v.result = r;
-        v.step_time_s = step;
-        v.fits = r.fits;
-        v.memory_GiB = r.memory_GiB.peak;
-        const double gpus = c.plan.world_size();
-        const double tokens = double(c.plan.global_batch_size) * c.plan.seq_length;
-        const std::string def = text_of(row, "throughput_definition");
-        // R10: the published figure and the step time it implies.
-        double published_step = 0;
-        if (auto tps = number_of(row, "tokens_per_sec_per_gpu", origin, v.name)) {
-            v.metric = PublishedMetric::tokens_per_s_per_gpu;
-            v.published = *tps;
-            v.predicted = tokens / step / gpus;
-            published_step = tokens / (*tps * gpus);
-        } else if (auto it = number_of(row, "iteration_time_s", origin, v.name)) {
-            v.metric = PublishedMetric::iteration_time_s;
-            v.published = *it;
-            v.predicted = step;
-            published_step = *it;
-        } else if (auto tf = number_of(row, "tflops_per_gpu", origin, v.name)) {
-            const bool with_recompute = contains(def, "INCLUDES") || contains(def, "incl. recomput");
-            v.metric = with_recompute ? PublishedMetric::hardware_tflops_per_gpu : PublishedMetric::model_tflops_per_gpu;
-            const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute);
-            const double flops = (with_recompute ? f.hardware : f.model) * tokens;
-            v.published = *tf;
-            v.predicted = flops / (step * gpus) / units::TFLOP;
-            published_step = flops / (*tf * units::TFLOP * gpus);
-        } else if (auto mfu = number_of(row, "mfu_percent", origin, v.name)) {
-            v.metric = PublishedMetric::mfu;
-            v.published = *mfu / 100.0;
-            v.predicted = implied_mfu(c, step);
-            published_step = implied_mfu(c, 1.0) / v.published;
-        } else {
-            v.skipped_because = "no throughput figure (tokens/s, iteration time, TFLOP/s or MFU)";
-            rep.rows.push_back(std::move(v));
-            continue;
-        }
-        v.modelable = true;
-        v.error = (v.predicted - v.published) / v.published;
-        v.published_mfu = implied_mfu(c, published_step);
-        v.predicted_mfu = implied_mfu(c, step);
+    for (const auto& v : rows) {
+        if (!v.modelable) continue;
         pub_mfu.push_back(v.published_mfu);
         pred_mfu.push_back(v.predicted_mfu);
         sum_abs += std::abs(v.error);
         if (v.fits) ++fitting;
-        auto& s = rep.summary;
         ++s.modelable;
         if (std::abs(v.error) <= 0.15) ++s.within_15_percent;
         if (std::abs(v.error) > std::abs(s.worst_error) || s.worst_row.empty()) {
             s.worst_error = v.error;
             s.worst_row = v.name;
         }
-        rep.rows.push_back(std::move(v));
     }
-    auto& s = rep.summary;
-    s.rows = int(rep.rows.size());
     if (s.modelable > 0) {
         s.mape = sum_abs / s.modelable;
         s.fit_share = double(fitting) / s.modelable;
         s.spearman = spearman(pub_mfu, pred_mfu);
     }
+    return s;
+}
+
+ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile) {
+    if (!runs.is_array()) throw input_error(origin, "(top level)", "an array of published runs", describe_json_value(runs));
+    ValidationReport rep;
+    for (const auto& row : runs) {
+        ValidationRow v = prepare_row(row, origin);
+        if (profile && v.skipped_because.empty()) v.setup.cluster.profile = *profile;
+        evaluate_row(v, row, origin);
+        rep.rows.push_back(std::move(v));
+    }
+    rep.summary = summarize(rep.rows);
     return rep;
+}
+
+const std::vector<FittedParameter>& fitted_parameters() {
+    // The grids the fit searches; the defaults in simulator/hardware_efficiency.h are its result
+    // on configs/validation/published_runs.json.
+    static const std::vector<FittedParameter> params = [] {
+        auto range = [](double lo, double hi, double step) {
+            std::vector<double> v;
+            for (int i = 0; lo + i * step <= hi + 1e-9; ++i) v.push_back(lo + i * step);
+            return v;
+        };
+        const HardwareEfficiency d;
+        return std::vector<FittedParameter>{
+            {"sustained_clock_fraction", range(0.80, 1.00, 0.02), d.sustained_clock_fraction},
+            {"memory_bandwidth_efficiency", range(0.50, 0.90, 0.05), d.memory_bandwidth_efficiency},
+            {"attention_v1_scale", range(1.0, 1.6, 0.1), d.attention_v1_scale},
+        };
+    }();
+    return params;
+}
+
+CrossValidation cross_validate(const json& runs, const std::string& origin, const std::optional<json>& profile, int folds) {
+    if (!runs.is_array()) throw input_error(origin, "(top level)", "an array of published runs", describe_json_value(runs));
+    const auto& params = fitted_parameters();
+    // Every grid point, every row: the row's |error|.
+    std::vector<std::vector<double>> points;  // parameter values per grid point
+    for (double a : params[0].grid)
+        for (double b : params[1].grid)
+            for (double c : params[2].grid) points.push_back({a, b, c});
+    std::vector<ValidationRow> prepared;
+    std::vector<const json*> source;
+    for (const auto& row : runs) {
+        prepared.push_back(prepare_row(row, origin));
+        source.push_back(&row);
+    }
+    std::vector<std::vector<ValidationRow>> at(points.size());
+    for (std::size_t g = 0; g < points.size(); ++g) {
+        json prof = profile ? *profile : json::object();
+        for (std::size_t k = 0; k < params.size(); ++k) prof[params[k].name] = points[g][k];
+        for (std::size_t i = 0; i < prepared.size(); ++i) {
+            ValidationRow v = prepared[i];
+            if (v.skipped_because.empty()) v.setup.cluster.profile = prof;
+            evaluate_row(v, *source[i], origin);
+            at[g].push_back(std::move(v));
+        }
+    }
+    const std::size_t n = prepared.size();
+    std::vector<std::size_t> modelled;
+    for (std::size_t i = 0; i < n; ++i)
+        if (at[0][i].modelable) modelled.push_back(i);
+    // The grid point with the least mean |error| over `train` (the first on ties: grids run
+    // upwards, so a tie goes to the lower value).
+    auto fit = [&](const std::vector<std::size_t>& train) {
+        std::size_t best = 0;
+        double best_mape = 1e300;
+        for (std::size_t g = 0; g < points.size(); ++g) {
+            double sum = 0;
+            for (std::size_t i : train) sum += std::abs(at[g][i].error);
+            const double mape = train.empty() ? 0.0 : sum / train.size();
+            if (mape < best_mape - 1e-12) best_mape = mape, best = g;
+        }
+        return best;
+    };
+    CrossValidation cv;
+    cv.folds = folds;
+    for (const auto& p : params) cv.parameters.push_back(p.name);
+    const std::size_t all = fit(modelled);
+    cv.in_sample = points[all];
+    {
+        std::vector<ValidationRow> rows;
+        for (std::size_t i = 0; i < n; ++i) rows.push_back(at[all][i]);
+        cv.in_sample_summary = summarize(rows);
+    }
+    // Held-out: each row predicted with the parameters fitted on the rows outside its fold.
+    auto held_out = [&](auto fold_of, std::vector<CrossValidation::Fold>& out) {
+        std::vector<ValidationRow> predicted(prepared.begin(), prepared.end());
+        std::map<std::string, std::vector<std::size_t>> members;
+        for (std::size_t i : modelled) members[fold_of(i)].push_back(i);
+        for (const auto& [name, test] : members) {
+            std::vector<std::size_t> train;
+            for (std::size_t i : modelled)
+                if (fold_of(i) != name) train.push_back(i);
+            const std::size_t g = fit(train);
+            CrossValidation::Fold f;
+            f.name = name;
+            f.fitted = points[g];
+            std::vector<ValidationRow> rows;
+            for (std::size_t i : test) {
+                predicted[i] = at[g][i];
+                rows.push_back(at[g][i]);
+            }
+            f.summary = summarize(rows);
+            out.push_back(f);
+        }
+        std::vector<ValidationRow> rows;
+        for (std::size_t i = 0; i < n; ++i)
+            if (at[0][i].modelable) rows.push_back(predicted[i]);
+        return summarize(rows);
+    };
+    cv.by_framework_summary = held_out([&](std::size_t i) { return prepared[i].framework; }, cv.by_framework);
+    // k folds by position in the file (row i in fold i mod k): rows of one source sit together in
+    // the file, so each fold holds a spread of sources.
+    std::map<std::size_t, std::size_t> position;
+    for (std::size_t j = 0; j < modelled.size(); ++j) position[modelled[j]] = j;
+    cv.k_fold_summary = held_out([&](std::size_t i) { return fmt::format("fold {}", position[i] % folds + 1); }, cv.k_fold);
+
+    // Baseline: one constant MFU for every row (fitted the same way), against the same figures.
+    std::vector<double> grid;
+    for (double u = 0.10; u <= 0.80 + 1e-9; u += 0.0025) grid.push_back(u);
+    auto baseline_rows = [&](double u) {
+        std::vector<ValidationRow> rows;
+        for (std::size_t i : modelled) {
+            ValidationRow v = at[all][i];
+            const double step = implied_mfu(v.setup, 1.0) / u;
+            v.error = error_at_step(v, step);
+            v.predicted_mfu = u;
+            rows.push_back(v);
+        }
+        return rows;
+    };
+    auto baseline_fit = [&](const std::vector<std::size_t>& train) {
+        double best_u = grid[0], best = 1e300;
+        for (double u : grid) {
+            double sum = 0;
+            for (std::size_t i : train) {
+                const ValidationRow& v = at[all][i];
+                sum += std::abs(error_at_step(v, implied_mfu(v.setup, 1.0) / u));
+            }
+            if (sum < best - 1e-12) best = sum, best_u = u;
+        }
+        return best_u;
+    };
+    cv.baseline_mfu = baseline_fit(modelled);
+    cv.baseline_summary = summarize(baseline_rows(cv.baseline_mfu));
+    {
+        std::vector<ValidationRow> rows;
+        std::map<std::string, std::vector<std::size_t>> members;
+        for (std::size_t i : modelled) members[prepared[i].framework].push_back(i);
+        for (const auto& [name, test] : members) {
+            std::vector<std::size_t> train;
+            for (std::size_t i : modelled)
+                if (prepared[i].framework != name) train.push_back(i);
+            const double u = baseline_fit(train);
+            for (std::size_t i : test) {
+                ValidationRow v = at[all][i];
+                v.error = error_at_step(v, implied_mfu(v.setup, 1.0) / u);
+                v.predicted_mfu = u;
+                rows.push_back(v);
+            }
+        }
+        cv.baseline_by_framework_summary = summarize(rows);
+    }
+    return cv;
 }
 
 }  // namespace tessel

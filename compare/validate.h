@@ -71,14 +71,53 @@ ValidationCase validation_case(const json& row, const std::string& origin);
 // e.g. one written by `tessel calibrate`.
 ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt);
 
+// The summary statistics of a set of rows.
+ValidationSummary summarize(const std::vector<ValidationRow>& rows);
+
+// A global simulator parameter fitted on the published runs: its profile key, the grid searched
+// and the default the simulator ships (the fit's result on configs/validation).
+struct FittedParameter {
+    std::string name;
+    std::vector<double> grid;
+    double shipped = 0;
+};
+const std::vector<FittedParameter>& fitted_parameters();
+
+// The fitted parameters, refitted on every subset: on all rows (in-sample), and for each fold on
+// the rows outside it, that fold then predicted (held out). Folds: by framework (leave one
+// framework out) and k folds by position in the file. The baseline predicts every row with one
+// constant MFU, fitted the same ways.
+struct CrossValidation {
+    std::vector<std::string> parameters;
+    std::vector<double> in_sample;               // fitted on every row
+    ValidationSummary in_sample_summary;
+    struct Fold {
+        std::string name;
+        std::vector<double> fitted;              // on the rows outside the fold
+        ValidationSummary summary;               // of the fold's rows, held out
+    };
+    std::vector<Fold> by_framework, k_fold;
+    int folds = 5;
+    ValidationSummary by_framework_summary;      // every row predicted with its framework held out
+    ValidationSummary k_fold_summary;            // every row predicted with its fold held out
+    double baseline_mfu = 0;
+    ValidationSummary baseline_summary;              // constant MFU fitted on every row
+    ValidationSummary baseline_by_framework_summary; // constant MFU fitted without the row's framework
+};
+// `profile`, when given, is the base every grid point's parameters are written into.
+CrossValidation cross_validate(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt,
+                               int folds = 5);
+
 // The rules that fill null fields and pick the compared metric, one sentence each (R1...).
 const std::vector<std::string>& validation_rules();
 
 // Spearman's rank correlation (ties share their mean rank).
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
-// The Markdown report; `command` is the line that produced it.
-std::string validation_markdown(const ValidationReport& r, const std::string& origin, const std::string& command);
+// The Markdown report; `command` is the line that produced it; `cv`, when given, adds the fit and
+// its held-out error.
+std::string validation_markdown(const ValidationReport& r, const std::string& origin, const std::string& command,
+                                const CrossValidation* cv = nullptr);
 json to_json(const ValidationReport& r);
 
 }  // namespace tessel

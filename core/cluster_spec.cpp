@@ -38,6 +38,7 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
     c.gpu.matmul_efficiency = g.number("matmul_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.flash_forward_efficiency = g.number("flash_forward_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.flash_backward_efficiency = g.number("flash_backward_efficiency", 0.0, 0.0, 1.0, false);
+    c.gpu.flash1_efficiency = g.number("flash1_efficiency", 0.0, 0.0, 1.0, false);
     g.finish();
 
     if (auto in = r.optional_object("intra_node")) {
@@ -95,6 +96,7 @@ json to_json(const ClusterSpec& c) {
     if (c.gpu.matmul_efficiency > 0) j["gpu"]["matmul_efficiency"] = c.gpu.matmul_efficiency;
     if (c.gpu.flash_forward_efficiency > 0) j["gpu"]["flash_forward_efficiency"] = c.gpu.flash_forward_efficiency;
     if (c.gpu.flash_backward_efficiency > 0) j["gpu"]["flash_backward_efficiency"] = c.gpu.flash_backward_efficiency;
+    if (c.gpu.flash1_efficiency > 0) j["gpu"]["flash1_efficiency"] = c.gpu.flash1_efficiency;
     if (c.profile) j["profile"] = *c.profile;
     return j;
 }

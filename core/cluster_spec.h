@@ -21,9 +21,12 @@ struct GpuSpec {
     // the vendor BLAS (a measured ceiling, e.g. Bekman's "maximum achievable matmul FLOPS").
     // flash_*_efficiency: fraction of the 16-bit peak a FlashAttention-2 kernel reaches (head dim
     // 128, causal, long sequences) forward and backward — it differs by GPU generation.
+    // flash1_efficiency: the same for a FlashAttention-1-class kernel (FlashAttention v1, the
+    // Triton FlashAttention), forward and backward together.
     int sm_count = 0;
     double matmul_efficiency = 0;
     double flash_forward_efficiency = 0, flash_backward_efficiency = 0;
+    double flash1_efficiency = 0;
     double peak(Precision p) const;
 };
 

@@ -29,14 +29,27 @@ double tile_rate(const Tile& t) {
 constexpr int kMaxSplitK = 16;
 // Attention's query/key block (FlashAttention-2 uses 128x128 on A100/H100 for head dim 128).
 constexpr double kAttentionBlock = 128.0;
-// Head dimension at which the flash kernel reaches half its rate per head-dim step: head dim 64
-// runs ~10% below 128 (FlashAttention-2, Fig. 4 vs Fig. 5).
+// Head dimension at which the FlashAttention-2 kernel reaches half its rate per head-dim step:
+// head dim 64 runs ~10% below 128 (Dao 2023, Fig. 4: A100 causal 88-171 vs 99-189 TFLOP/s; H100
+// 141-284 vs 163-328). The FlashAttention-1-class kernels show no such loss (Fig. 4: Triton causal
+// head dim 64 runs 59-80 TFLOP/s against 50-80 at 128), so they take no head-dim ramp.
 constexpr double kAttentionHeadDimHalf = 16.0;
+// Fixed cost of one query block's thread block (loading its Q tile, the final rescale, writing O
+// and the log-sum-exp; in the backward pass the dQ accumulation and the dK/dV stores), in units of
+// one key-block iteration of its main loop. A causal query block i iterates over i key blocks, so
+// with nb blocks per sequence the kernel runs nb(nb+1)/2 iterations plus nb of these costs for
+// nb^2/2 useful blocks. Fitted to the published kernel curves, not to training runs: Dao 2023,
+// Fig. 4 (FlashAttention-2 README, assets/flash2_{a100,h100}_fwd_bwd_benchmark.png), causal head
+// dim 128, forward + backward, 16k tokens per batch: A100 99/133/155/173/182/189 TFLOP/s and
+// H100 163/221/265/294/308/328 at 512...16k tokens; 1.5 reproduces both within 4%. FlashAttention
+// v1 and the Triton kernel ramp less (A100 FlashAttention 55-83, Triton 50-80; H100 98-137): 0.6.
+constexpr double kFlash2BlockOverhead = 1.5;
+constexpr double kFlash1BlockOverhead = 0.6;
 }  // namespace
 
 double AttentionShape::forward_flops() const {
     double pairs = seq_q * seq_kv;
-    if (causal && kernel == AttentionKernel::flash) {
+    if (causal && kernel != AttentionKernel::unfused) {
         // Blocks on and below the diagonal run whole; the diagonal ones are half wasted.
         const double nb = std::max(1.0, std::ceil(seq_kv / kAttentionBlock));
         pairs *= (nb + 1.0) / (2.0 * nb);
@@ -45,7 +58,7 @@ double AttentionShape::forward_flops() const {
 }
 
 double AttentionShape::backward_flops() const {
-    return (kernel == AttentionKernel::flash ? 2.5 : 2.0) * forward_flops();
+    return (kernel == AttentionKernel::unfused ? 2.0 : 2.5) * forward_flops();
 }
 
 ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Precision precision) : eff_(eff) {
@@ -82,23 +95,32 @@ double ComputeModel::gemm_efficiency(const GemmShape& g) const {
 
 double ComputeModel::gemm_time(const GemmShape& g) const {
     if (g.flops() <= 0) return 0;
-    const double compute = g.flops() / (gemm_peak_ * gemm_efficiency(g));
-    const double bytes = element_bytes_ * (g.m * g.k + g.k * g.n) * g.batch + 2.0 * g.m * g.n * g.batch;
+    const bool narrow = element_bytes_ < 2.0 && !g.sixteen_bit;
+    const double compute = g.flops() / ((g.sixteen_bit ? other_peak_ : gemm_peak_) * gemm_efficiency(g));
+    const double operand = narrow ? element_bytes_ : std::max(2.0, element_bytes_);
+    const double bytes = operand * (g.m * g.k + g.k * g.n) * g.batch + 2.0 * g.m * g.n * g.batch;
     return std::max(compute, bytes / memory_Bps_) + eff_.kernel_launch_s;
 }
 
-namespace {
-double attention_rate_factor(const AttentionShape& a, double sms) {
-    // Head-dim ramp, normalised to head dim 128.
+double ComputeModel::attention_efficiency(const AttentionShape& a, bool forward) const {
+    const bool v1 = a.kernel == AttentionKernel::flash1;
+    double base = v1 ? std::min(1.0, eff_.attention_v1_efficiency * eff_.attention_v1_scale)
+                     : (forward ? eff_.attention_forward_efficiency : eff_.attention_backward_efficiency);
+    // Head-dim ramp, normalised to head dim 128 (FlashAttention-2 class only).
     const double d = a.head_dim;
-    const double dim = (d / (d + kAttentionHeadDimHalf)) / (128.0 / (128.0 + kAttentionHeadDimHalf));
+    const double dim = v1 ? 1.0 : (d / (d + kAttentionHeadDimHalf)) / (128.0 / (128.0 + kAttentionHeadDimHalf));
     // Wave quantization over (batch x heads x query blocks) thread blocks.
+    const double sms = eff_.sm_count;
     const double blocks = a.batch_heads * std::ceil(a.seq_q / kAttentionBlock);
-    const double waves = std::ceil(blocks / sms);
-    const double fill = blocks / (waves * sms);
-    return std::min(1.0, dim) * fill;
+    const double fill = blocks / (std::ceil(blocks / sms) * sms);
+    // Sequence ramp: key-block iterations per query block against that plus the block's fixed
+    // cost. The efficiencies are long-sequence limits, so the ramp tends to 1.
+    const double nb = std::max(1.0, std::ceil(a.seq_kv / kAttentionBlock));
+    const double iterations = a.causal ? (nb + 1.0) / 2.0 : nb;
+    const double overhead = v1 ? kFlash1BlockOverhead : kFlash2BlockOverhead;
+    const double ramp = iterations / (iterations + overhead);
+    return base * std::min(1.0, dim) * fill * ramp;
 }
-}  // namespace
 
 double ComputeModel::attention_forward_time(const AttentionShape& a) const {
     const double flops = a.forward_flops();
@@ -112,7 +134,7 @@ double ComputeModel::attention_forward_time(const AttentionShape& a) const {
         t += gemm_time({a.seq_q, a.head_dim, a.seq_kv, a.batch_heads});        // PV
         return t;
     }
-    const double rate = other_peak_ * eff_.attention_forward_efficiency * attention_rate_factor(a, eff_.sm_count);
+    const double rate = other_peak_ * attention_efficiency(a, true);
     // Reads Q, K, V and writes O once (the point of the fused kernel).
     const double bytes = 2.0 * a.batch_heads * a.head_dim * (2.0 * a.seq_q + 2.0 * a.seq_kv);
     return std::max(flops / rate, bytes / memory_Bps_) + eff_.kernel_launch_s;
@@ -132,7 +154,7 @@ double ComputeModel::attention_backward_time(const AttentionShape& a) const {
         t += gemm_time({a.seq_kv, a.head_dim, a.seq_q, a.batch_heads});        // dK = dS^T Q
         return t;
     }
-    const double rate = other_peak_ * eff_.attention_backward_efficiency * attention_rate_factor(a, eff_.sm_count);
+    const double rate = other_peak_ * attention_efficiency(a, false);
     const double bytes = 2.0 * a.batch_heads * a.head_dim * (4.0 * a.seq_q + 4.0 * a.seq_kv);
     return std::max(flops / rate, bytes / memory_Bps_) + 2.0 * eff_.kernel_launch_s;
 }

@@ -15,13 +15,20 @@ namespace tessel {
 struct GemmShape {
     double m = 0, n = 0, k = 0;
     double batch = 1;
+    // Runs on the 16-bit tensor cores whatever the plan's precision (an fp8 plan keeps some GEMMs,
+    // such as the LM head, in bf16).
+    bool sixteen_bit = false;
     double flops() const { return 2.0 * m * n * k * batch; }
 };
 
-// flash: one fused kernel that never writes the s x s scores (FlashAttention, cuDNN).
+// flash: a FlashAttention-2-class fused kernel that never writes the s x s scores
+// (FlashAttention-2, cuDNN fused attention, PyTorch SDPA's flash backend, Transformer Engine).
+// flash1: a FlashAttention-1-class fused kernel: the same memory traffic, about half the rate
+// (FlashAttention v1 in CUDA, and the Triton FlashAttention of flash_attn_triton.py that
+// llm-foundry runs as attn_impl "triton"); Dao 2023, Fig. 4, measures both next to FlashAttention-2.
 // unfused: Megatron-LM's pre-2022 core attention: batched GEMMs for QK^T and PV around a fused
 // scale-mask-softmax and a dropout that read and write the whole s x s tensor.
-enum class AttentionKernel { flash, unfused };
+enum class AttentionKernel { flash, flash1, unfused };
 
 // Batch x heads independent (s_q x s_kv) attention problems of head size d.
 struct AttentionShape {
@@ -32,7 +39,7 @@ struct AttentionShape {
     AttentionKernel kernel = AttentionKernel::flash;
     bool dropout = false;  // attention dropout (the unfused kernel stores its mask)
     // FLOPs of QK^T and PV over the blocks the kernel visits (flash and causal: the lower
-    // triangle; unfused: the whole square, masked afterwards).
+    // triangle, diagonal blocks whole; unfused: the whole square, masked afterwards).
     double forward_flops() const;
     // Flash backward recomputes QK^T: five products, 2.5x the forward; unfused: four, 2x.
     double backward_flops() const;
@@ -47,6 +54,12 @@ public:
     double gemm_time(const GemmShape& g) const;
     double attention_forward_time(const AttentionShape& a) const;
     double attention_backward_time(const AttentionShape& a) const;
+    // Fraction of the 16-bit peak a fused attention kernel reaches on this shape, before the
+    // sustained-clock derate: the GPU's long-sequence efficiency for the kernel class and pass,
+    // times the head-dim ramp, the wave fill, and the sequence ramp — each query block's thread
+    // block pays a fixed prologue/epilogue worth a number of key-block iterations, which a short
+    // sequence amortizes over few iterations (see compute_cost.cpp).
+    double attention_efficiency(const AttentionShape& a, bool forward) const;
     // A bandwidth-bound kernel (norms, activations, residual adds, softmax, optimizer).
     double memory_time(double bytes, double kernels = 1) const;
 

@@ -10,12 +10,15 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     if (c.gpu.sm_count > 0) e.sm_count = c.gpu.sm_count;
     if (c.gpu.flash_forward_efficiency > 0) e.attention_forward_efficiency = c.gpu.flash_forward_efficiency;
     if (c.gpu.flash_backward_efficiency > 0) e.attention_backward_efficiency = c.gpu.flash_backward_efficiency;
+    if (c.gpu.flash1_efficiency > 0) e.attention_v1_efficiency = c.gpu.flash1_efficiency;
     if (!c.profile) return e;
     ObjectReader r(*c.profile, c.name, "profile");
     e.gemm_max_efficiency = r.number("gemm_max_efficiency", e.gemm_max_efficiency, 0.0, 1.0);
     e.gemm_k_overhead = r.number("gemm_k_overhead", e.gemm_k_overhead, 0.0, 1e6, false);
     e.attention_forward_efficiency = r.number("attention_forward_efficiency", e.attention_forward_efficiency, 0.0, 1.0);
     e.attention_backward_efficiency = r.number("attention_backward_efficiency", e.attention_backward_efficiency, 0.0, 1.0);
+    e.attention_v1_efficiency = r.number("attention_v1_efficiency", e.attention_v1_efficiency, 0.0, 1.0);
+    e.attention_v1_scale = r.number("attention_v1_scale", e.attention_v1_scale, 0.0, 10.0);
     e.memory_bandwidth_efficiency = r.number("memory_bandwidth_efficiency", e.memory_bandwidth_efficiency, 0.0, 1.0);
     e.kernel_launch_s = r.number("kernel_launch_us", e.kernel_launch_s / units::us, 0.0, 1e6, false) * units::us;
     e.sm_count = int(r.integer("sm_count", e.sm_count, 1, 1 << 16));
@@ -41,6 +44,8 @@ json to_profile_json(const HardwareEfficiency& e) {
                 {"gemm_k_overhead", e.gemm_k_overhead},
                 {"attention_forward_efficiency", e.attention_forward_efficiency},
                 {"attention_backward_efficiency", e.attention_backward_efficiency},
+                {"attention_v1_efficiency", e.attention_v1_efficiency},
+                {"attention_v1_scale", e.attention_v1_scale},
                 {"memory_bandwidth_efficiency", e.memory_bandwidth_efficiency},
                 {"kernel_launch_us", e.kernel_launch_s / units::us},
                 {"sm_count", e.sm_count},

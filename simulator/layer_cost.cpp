@@ -25,7 +25,13 @@ struct PassBuilder {
     const ComputeModel& gpu;
     const CommGroup& tp;
     const OverlapOptions& overlap;
-    bool fp8 = false;  // GEMM inputs are cast to fp8 first (Transformer Engine): a read and a narrower write
+    // fp8 GEMMs through Transformer Engine: each GEMM operand is cast to fp8 with its scale (the
+    // amax is taken in the same kernel), and Hopper's fp8 GEMMs take only the "TN" layout, so the
+    // cast writes a transposed fp8 copy too: per element one 16-bit read and two 1-byte writes.
+    // Forward: the input and the weight (every microbatch); backward: the output gradient.
+    bool fp8 = false;
+    static constexpr double kFp8CastBytes = 2.0 + 2.0;
+    bool sixteen_bit = false;  // GEMMs on the 16-bit tensor cores even in an fp8 plan (the LM head)
 
     void gemm(PassCost& pass, const GemmShape& g) const {
         pass.compute_s += gpu.gemm_time(g);
@@ -34,15 +40,17 @@ struct PassBuilder {
     }
     double linear_forward(PassCost& pass, double tokens, double in, double out) const {
         GemmShape g{tokens, out, in};
+        g.sixteen_bit = sixteen_bit;
         gemm(pass, g);
-        if (fp8) memory(pass, 3.0 * tokens * in, 0);
+        if (fp8) memory(pass, kFp8CastBytes * (tokens * in + in * out), 2);
         return gpu.gemm_time(g);
     }
     double linear_backward(PassCost& pass, double tokens, double in, double out) const {
         GemmShape dgrad{tokens, in, out}, wgrad{in, out, tokens};
+        dgrad.sixteen_bit = wgrad.sixteen_bit = sixteen_bit;
         gemm(pass, dgrad);
         gemm(pass, wgrad);
-        if (fp8) memory(pass, 3.0 * tokens * out, 0);  // the output gradient, cast once for both
+        if (fp8) memory(pass, kFp8CastBytes * tokens * out, 1);  // the output gradient, cast once for both
         return gpu.gemm_time(dgrad);
     }
     void memory(PassCost& pass, double bytes, double kernels = 1) const {
@@ -100,12 +108,43 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     BlockCost& L = out.layer;
     L.name = "layer";
     L.parameters = layer_parameters_per_tp_rank(m, p.tp);
+    // Elementwise traffic, in bytes, by the stack's kernels (OverlapOptions::fused_elementwise).
+    // A pass reads and writes each tensor once; `Tr` tokens for what sequence parallelism splits.
+    const bool eager = !o.fused_elementwise;
+    const bool swiglu = m.activation == Activation::swiglu;
+    const bool rope = m.position_embedding == PositionEmbedding::rope;
+    const double mask = o.dropout ? Tr * h : 0.0;  // a 1-byte dropout mask per element
+    // Bias, dropout and residual add after a projection: fused, one kernel reads the branch and
+    // the residual and writes the sum (and the mask); eager adds a separate dropout pass.
+    const double branch_f = 3.0 * Tr * h * E + mask + (eager && o.dropout ? 2.0 * Tr * h * E : 0.0);
+    // Backward: the residual gradient is accumulated where the stream forks (read two, write one),
+    // and dropout's backward reads its mask (eager: as a separate pass).
+    const double branch_b = 3.0 * Tr * h * E + mask + (eager && o.dropout ? 2.0 * Tr * h * E : 0.0);
+    // Norm: forward reads x, writes y. Backward reads x and dy and writes dx; eager PyTorch reads x
+    // and dy once more in a second kernel for the weight (and bias) gradient.
+    const double norm_f = 2.0 * Tr * h * E;
+    const double norm_b = (eager ? 5.0 : 4.0) * Tr * h * E;
+    // Activation: GeLU reads f and writes f; backward reads dy and x, writes dx. SwiGLU fused reads
+    // gate and up (2f) and writes f, backward reads dy and both inputs, writes both gradients;
+    // eager runs silu and the product as two ops each way.
+    const double act_f = (swiglu ? (eager ? 5.0 : 3.0) : 2.0) * T * f * E;
+    const double act_b = (swiglu ? (eager ? 8.0 : 5.0) : 3.0) * T * f * E;
+    // Rotary embedding on Q and K: fused reads and writes them once; eager (complex arithmetic in
+    // fp32) casts up (read E, write 4), multiplies (read 4, write 4) and casts back (read 4, write E).
+    const double rope_bytes = !rope ? 0.0 : T * (q + kv) * (eager ? 2.0 * E + 16.0 : 2.0 * E);
+    // Eager autograd assembles the input gradient of the Q/K/V projections (a concatenation of the
+    // three gradients, or the sum of three input gradients): one more read and write.
+    const double qkv_grad_b = eager ? 2.0 * T * (q + 2 * kv) * E : 0.0;
+    // Bias gradients: a reduction over the tokens reads each biased output gradient once.
+    const double bias_b = m.linear_bias ? T * ((q + 2 * kv) + h + f_up + h) * E : 0.0;
+    const double k = eager ? 2.0 : 1.0;  // kernels per elementwise group
+
     PassCost fwd;
-    b.memory(fwd, 2.0 * Tr * h * E);                                    // norm 1
+    b.memory(fwd, norm_f);                                              // norm 1
     const double qkv_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, q + 2 * kv); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, qkv_f);
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
-    if (m.position_embedding == PositionEmbedding::rope) b.memory(fwd, 2.0 * T * (q + kv) * E);  // rotary on Q, K
+    if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
     PassCost attention_fwd;
     attention_fwd.compute_s = attn_f;
     attention_fwd.attention_s = attn_f;
@@ -114,28 +153,27 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     fwd += attention_fwd;
     const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
-    b.memory(fwd, 3.0 * Tr * h * E);                                    // bias, dropout, residual add
-    b.memory(fwd, 2.0 * Tr * h * E);                                    // norm 2
+    b.memory(fwd, branch_f, k);                                         // bias, dropout, residual add
+    b.memory(fwd, norm_f);                                              // norm 2
     const double up_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, f_up); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, up_f);
     b.linear_forward(fwd, T, h, f_up);                                  // MLP up (and gate)
-    b.memory(fwd, (f_up + f) * T * E);                                  // GeLU / SwiGLU
+    b.memory(fwd, act_f, swiglu ? k : 1);                               // GeLU / SwiGLU
     const double down_f = b.linear_forward(fwd, T, f, h);               // MLP down
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, down_f);
-    b.memory(fwd, 3.0 * Tr * h * E);                                    // bias, dropout, residual add
+    b.memory(fwd, branch_f, k);                                         // bias, dropout, residual add
     L.forward = fwd;
 
     PassCost bwd;
-    // Elementwise backward passes read the saved input and the incoming gradient and write one.
-    b.memory(bwd, 2.0 * 3.0 * Tr * h * E, 2);                          // residual branches
+    b.memory(bwd, 2.0 * branch_b, 2 * k);                               // residual branches
     const double down_b = b.linear_backward(bwd, T, f, h);
     // With sequence parallelism the backward gathers the MLP input again for the weight
     // gradient (beside the input-gradient GEMM) and reduce-scatters the input gradient.
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, down_b);
-    b.memory(bwd, 2.0 * (f_up + f) * T * E, 2);                         // activation backward
+    b.memory(bwd, act_b, swiglu ? 2 * k : 1);                           // activation backward
     const double up_b = b.linear_backward(bwd, T, h, f_up);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, up_b);
-    b.memory(bwd, 2.0 * 2.0 * Tr * h * E, 2);                           // norm 2 backward
+    b.memory(bwd, norm_b, k);                                           // norm 2 backward
     const double proj_b = b.linear_backward(bwd, T, q, h);
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     PassCost attention_bwd;
@@ -144,10 +182,12 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     attention_bwd.flops = attn.backward_flops();
     attention_bwd.cp_comm_s = cp_exposed(2.0 * kv_step_bytes, attn_b);  // K, V out and dK, dV back
     bwd += attention_bwd;
-    if (m.position_embedding == PositionEmbedding::rope) b.memory(bwd, 2.0 * T * (q + kv) * E);
+    if (rope) b.memory(bwd, rope_bytes, eager ? 6 : 1);
+    if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
     const double qkv_b = b.linear_backward(bwd, T, h, q + 2 * kv);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, qkv_b);
-    b.memory(bwd, 2.0 * 2.0 * Tr * h * E, 2);                           // norm 1 backward
+    b.memory(bwd, norm_b, k);                                           // norm 1 backward
+    if (bias_b > 0) b.memory(bwd, bias_b, 4);                           // bias gradients
     L.backward = bwd;
 
     if (p.recompute == Recompute::full) L.recompute = fwd;
@@ -169,18 +209,32 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     head.name = "lm_head";
     head.parameters = double(m.vocab_size) * h / t;
     const double V = double(m.vocab_size) / t;
-    b.memory(head.forward, 2.0 * Tr * h * E);                           // final norm
-    const double head_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, V); }();
+    // The LM head stays a 16-bit GEMM in fp8 training (Transformer Engine converts the transformer
+    // layers' linears; Megatron's output layer and a tied embedding matrix are plain 16-bit GEMMs).
+    PassBuilder hb = b;
+    hb.fp8 = false;
+    hb.sixteen_bit = true;
+    b.memory(head.forward, norm_f);                                     // final norm
+    const double head_f = [&] { PassCost tmp; return hb.linear_forward(tmp, T, h, V); }();
     if (sp) b.tp_collective(head.forward, Collective::all_gather, act, head_f);
-    b.linear_forward(head.forward, T, h, V);
-    // Cross entropy in fp32 over the vocabulary slice: max, sum of exponents, target logit; each
-    // summed over the tensor-parallel group (a few bytes per token).
-    b.memory(head.forward, T * V * (E + 4.0 + 4.0), 3);
+    hb.linear_forward(head.forward, T, h, V);
+    // Cross entropy over the vocabulary slice; max, sum of exponents and target logit are each
+    // summed over the tensor-parallel group (a few bytes per token). Fused: the classifier kernel
+    // reads the 16-bit logits, then reads them again and writes their gradient in place. Eager
+    // (Megatron's vocab_parallel_cross_entropy, PyTorch's F.cross_entropy on .float()): cast to
+    // fp32 (read E, write 4), max (read 4), shift in place (8), exp in place (8), sum (4),
+    // normalise in place (8); backward: scale the softmax in place (8), cast back (read 4, write E).
+    if (o.fused_cross_entropy) {
+        b.memory(head.forward, T * V * E, 1);
+        b.memory(head.backward, T * V * 2.0 * E, 1);
+    } else {
+        b.memory(head.forward, T * V * (E + 36.0), 6);
+        b.memory(head.backward, T * V * (12.0 + E), 2);
+    }
     for (int i = 0; i < 3; ++i) b.tp_collective(head.forward, Collective::all_reduce, 4.0 * T);
-    b.memory(head.backward, T * V * (4.0 + E));                         // softmax minus one-hot
-    const double head_b = b.linear_backward(head.backward, T, h, V);
+    const double head_b = hb.linear_backward(head.backward, T, h, V);
     b.tp_collective(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b);
-    b.memory(head.backward, 2.0 * 2.0 * Tr * h * E, 2);                 // final norm backward
+    b.memory(head.backward, norm_b, k);                                 // final norm backward
     return out;
 }
 

@@ -30,11 +30,24 @@ struct BlockCost {
     double parameters = 0;     // on this GPU (this tensor-parallel rank's share)
 };
 
-// How a block's communication may overlap with its compute (framework features).
+// The software stack's kernels and how a block's communication may overlap with its compute
+// (framework features). The defaults are the fastest choices, so that a bound computed with them
+// never exceeds a simulation; simulate() sets every field from SimulateOptions.
 struct OverlapOptions {
     bool tp_comm_overlap = false;  // Megatron/Transformer Engine userbuffers: TP collectives run beside the GEMMs
     AttentionKernel attention = AttentionKernel::flash;
     bool dropout = false;          // the model trains with dropout (the unfused attention stores its mask)
+    // Elementwise work between the GEMMs. Fused: one kernel per fused group (Megatron's
+    // bias-GeLU, bias-dropout-add, rotary and SwiGLU kernels; Transformer Engine; llm.c). Eager:
+    // one kernel per PyTorch op, and autograd's own passes in the backward (separate
+    // weight-gradient reduction of a norm, accumulation of the input gradients of the Q/K/V
+    // projections, rotary embedding computed in fp32 complex arithmetic).
+    bool fused_elementwise = true;
+    // Loss. Fused: one classifier kernel reads the 16-bit logits and writes their gradient in
+    // place (llm.c; Megatron's --cross-entropy-loss-fusion). Eager: the logits are cast to fp32 and
+    // max, shift, exp, sum and normalise each stream the fp32 copy, the gradient is scaled in place
+    // and cast back (Megatron's vocab_parallel_cross_entropy; PyTorch F.cross_entropy on .float()).
+    bool fused_cross_entropy = true;
 };
 
 struct BlockModels {

@@ -115,6 +115,18 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
 
 }  // namespace
 
+OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
+    OverlapOptions overlap;
+    overlap.tp_comm_overlap = o.tp_comm_overlap;
+    overlap.attention = !o.fused_attention                ? AttentionKernel::unfused
+                        : o.flash_attention_version == 1 ? AttentionKernel::flash1
+                                                         : AttentionKernel::flash;
+    overlap.dropout = default_activation_options(m).dropout;
+    overlap.fused_elementwise = o.fused_elementwise;
+    overlap.fused_cross_entropy = o.fused_cross_entropy;
+    return overlap;
+}
+
 double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
     const HardwareEfficiency e = hardware_efficiency(c);
     const double best = std::max({e.gemm_max_efficiency, e.attention_forward_efficiency, e.attention_backward_efficiency});
@@ -157,10 +169,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const CommGroup shard_group = make_comm_group(topo, group_ranks({}, p, {"cp", "dp"}), eff);
     const int shard = p.dp * p.cp;
 
-    OverlapOptions overlap;
-    overlap.tp_comm_overlap = o.tp_comm_overlap;
-    overlap.attention = o.fused_attention ? AttentionKernel::flash : AttentionKernel::unfused;
-    overlap.dropout = default_activation_options(m).dropout;
+    const OverlapOptions overlap = overlap_options(m, o);
     const BlockModels blocks = block_models(m, p, gpu, tp_group, cp_group, overlap);
 
     // ---- each stage's forward and backward ----

@@ -3,6 +3,7 @@
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
+#include "simulator/layer_cost.h"
 #include "simulator/result.h"
 
 namespace tessel {
@@ -20,7 +21,20 @@ struct SimulateOptions {
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
     bool fused_attention = true;
+    // The fused kernel's generation: 2 = FlashAttention-2 class (FlashAttention-2, cuDNN fused
+    // attention, PyTorch SDPA's flash backend, Transformer Engine); 1 = FlashAttention-1 class
+    // (FlashAttention v1, the Triton FlashAttention — llm-foundry's attn_impl "triton").
+    int flash_attention_version = 2;
+    // Elementwise kernels fused (Megatron's fused kernels, Transformer Engine, llm.c) or one per
+    // eager PyTorch op (layer_cost.h, OverlapOptions).
+    bool fused_elementwise = true;
+    // Loss as one fused classifier kernel (llm.c; Megatron --cross-entropy-loss-fusion), or the
+    // eager fp32 cross entropy that Megatron and PyTorch run by default.
+    bool fused_cross_entropy = false;
 };
+
+// The kernel and overlap choices block_models() takes, from the options and the model.
+OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o);
 
 // Memory per GPU by the ZeRO stage, recompute mode, sequence parallelism and the microbatches
 // the schedule holds in flight (GiB).
