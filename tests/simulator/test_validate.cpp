@@ -95,3 +95,88 @@ TEST(Validate, BadRowsAreReportedNotFatal) {
     EXPECT_FALSE(rep.rows[0].modelable);
     EXPECT_FALSE(rep.rows[0].skipped_because.empty());
 }
+
+TEST(Validate, EachFrameworkGetsItsDocumentedKernels) {
+    // R12: Megatron-LM fused elementwise kernels, FlashAttention-2-class attention, fp32 loss.
+    const ValidationCase mg = validation_case(megatron_row(), "test");
+    EXPECT_EQ(mg.options.flash_attention_version, 2);
+    EXPECT_TRUE(mg.options.fused_elementwise);
+    EXPECT_FALSE(mg.options.fused_cross_entropy);
+    EXPECT_TRUE(mg.model.linear_bias);  // GPT family (R1)
+    json row = megatron_row();
+    row["tensor_parallel"] = 1;
+    row["throughput_definition"] = "";
+    row["source"] = "mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit x, 2024-04-22)";
+    const ValidationCase lf = validation_case(row, "test");
+    EXPECT_EQ(lf.options.flash_attention_version, 1);  // attn_impl "triton"
+    EXPECT_FALSE(lf.options.fused_elementwise);
+    EXPECT_TRUE(lf.options.fused_cross_entropy);  // loss_fn "fused_crossentropy"
+    row["notes"] = "attn_impl: flash";            // a row that names its kernel says which
+    EXPECT_EQ(validation_case(row, "test").options.flash_attention_version, 2);
+    row["notes"] = nullptr;
+    row["source"] = "pytorch/torchtitan docs/performance.md (commit x, 2024-08-23)";
+    const ValidationCase tt = validation_case(row, "test");
+    EXPECT_EQ(tt.options.flash_attention_version, 2);
+    EXPECT_FALSE(tt.options.fused_elementwise);
+    EXPECT_FALSE(tt.options.fused_cross_entropy);
+    row["source"] = "karpathy/llm.c scripts/run_gpt2_124M.sh";
+    const ValidationCase lc = validation_case(row, "test");
+    EXPECT_TRUE(lc.options.fused_elementwise);
+    EXPECT_TRUE(lc.options.fused_cross_entropy);
+}
+
+namespace {
+// Two small rows of different frameworks whose published figures are the simulator's own
+// prediction at known parameters scaled by known factors.
+json two_framework_rows() {
+    json a = megatron_row();
+    a["name"] = "a";
+    a["num_gpus"] = 8;
+    a["tensor_parallel"] = 1;
+    a["global_batch_size"] = 16;
+    json b = a;
+    b["name"] = "b";
+    b["source"] = "pytorch/torchtitan docs/performance.md (commit x, 2024-08-23)";
+    b["tflops_per_gpu"] = nullptr;
+    b["tokens_per_sec_per_gpu"] = 1000;
+    return json::array({a, b});
+}
+}  // namespace
+
+TEST(Validate, CrossValidationRefitsWithoutTheHeldOutRows) {
+    const json runs = two_framework_rows();
+    const CrossValidation cv = cross_validate(runs, "test", std::nullopt, 2);
+    ASSERT_EQ(cv.parameters.size(), fitted_parameters().size());
+    ASSERT_EQ(cv.in_sample.size(), cv.parameters.size());
+    // Each fitted value lies on its grid.
+    for (std::size_t k = 0; k < cv.parameters.size(); ++k) {
+        const auto& grid = fitted_parameters()[k].grid;
+        EXPECT_GE(cv.in_sample[k], grid.front() - 1e-12);
+        EXPECT_LE(cv.in_sample[k], grid.back() + 1e-12);
+    }
+    // The in-sample fit minimises the MAPE over the grid, so no held-out split can beat it.
+    EXPECT_LE(cv.in_sample_summary.mape, cv.by_framework_summary.mape + 1e-12);
+    EXPECT_LE(cv.in_sample_summary.mape, cv.k_fold_summary.mape + 1e-12);
+    ASSERT_EQ(cv.by_framework.size(), 2u);
+    EXPECT_EQ(cv.by_framework_summary.modelable, 2);
+    // Held out, each framework's row is predicted with the parameters fitted on the other row:
+    // re-running that row alone at those parameters gives the same error.
+    for (const auto& fold : cv.by_framework) {
+        json prof = json::object();
+        for (std::size_t k = 0; k < cv.parameters.size(); ++k) prof[cv.parameters[k]] = fold.fitted[k];
+        const json row = fold.name == "Megatron-LM" ? runs[0] : runs[1];
+        const auto rep = validate_runs(json::array({row}), "test", prof);
+        EXPECT_NEAR(std::abs(rep.rows[0].error), fold.summary.mape, 1e-12) << fold.name;
+    }
+}
+
+TEST(Validate, ConstantMfuBaselineFitsOneRowExactly) {
+    // One row: the best constant MFU is the row's own published MFU, up to the grid's 0.25 points.
+    json runs = json::array({two_framework_rows()[0]});
+    const CrossValidation cv = cross_validate(runs, "test", std::nullopt, 2);
+    const auto rep = validate_runs(runs, "test");
+    EXPECT_NEAR(cv.baseline_mfu, rep.rows[0].published_mfu, 0.0025 / 2 + 1e-9);
+    EXPECT_LE(cv.baseline_summary.mape, 0.0025 / rep.rows[0].published_mfu);
+    // A constant predicts no ranking.
+    EXPECT_DOUBLE_EQ(cv.baseline_summary.spearman, 0.0);
+}

@@ -1,0 +1,223 @@
+// The software stack's kernels: attention kernel generations and their sequence ramp against the
+// published kernel benchmarks, and the bytes the elementwise, loss and fp8-cast kernels move,
+// each against a hand count.
+#include <gtest/gtest.h>
+
+#include "core/presets.h"
+#include "simulator/comm_cost.h"
+#include "simulator/compute_cost.h"
+#include "simulator/layer_cost.h"
+#include "simulator/simulate.h"
+
+using namespace tessel;
+
+namespace {
+// A GPU as its preset describes it, with no fixed kernel cost and the full clock, so that a
+// kernel's rate is the benchmark figure the preset was read from.
+ComputeModel bench_gpu(const char* preset, Precision p = Precision::bf16) {
+    const ClusterSpec c = load_cluster(preset);
+    HardwareEfficiency e = hardware_efficiency(c);
+    e.kernel_launch_s = 0;
+    e.sustained_clock_fraction = 1.0;
+    e.attention_v1_scale = 1.0;
+    return ComputeModel(c.gpu, e, p);
+}
+
+// Forward + backward TFLOP/s as the FlashAttention benchmarks count them: causal attention is
+// 4·b·h·s²·d / 2 FLOPs forward, 3.5 times that forward + backward (benchmark_flash_attention.py),
+// for batch x seq = 16k tokens and 2048 hidden (16 heads of 128), the figures' setting.
+double benchmark_tflops(const ComputeModel& gpu, double seq, AttentionKernel k, double head_dim = 128) {
+    const double heads = 2048 / head_dim, batch = 16384 / seq;
+    AttentionShape a{batch * heads, seq, seq, head_dim, true, k};
+    const double counted = 3.5 * 4.0 * batch * heads * seq * seq * head_dim / 2.0;
+    return counted / (gpu.attention_forward_time(a) + gpu.attention_backward_time(a)) / 1e12;
+}
+
+CommGroup single() { return CommGroup{}; }
+
+ModelSpec gpt(int layers, int hidden, int heads, int vocab) {
+    ModelSpec m;
+    m.name = "test-gpt";
+    m.num_layers = layers;
+    m.hidden_size = hidden;
+    m.num_attention_heads = heads;
+    m.num_kv_heads = heads;
+    m.head_dim = hidden / heads;
+    m.ffn_hidden_size = 4 * hidden;
+    m.vocab_size = vocab;
+    m.seq_length = 2048;
+    m.max_position_embeddings = 2048;
+    m.activation = Activation::gelu;
+    m.norm = Norm::layernorm;
+    m.position_embedding = PositionEmbedding::learned;
+    m.tied_embeddings = true;
+    return m;
+}
+
+Plan single_gpu(int microbatch, int seq, Precision precision = Precision::bf16) {
+    Plan p;
+    p.microbatch_size = microbatch;
+    p.global_batch_size = microbatch;
+    p.seq_length = seq;
+    p.precision = precision;
+    return p;
+}
+}  // namespace
+
+TEST(KernelCosts, FlashAttention2RampReproducesThePublishedCurve) {
+    // FlashAttention-2 README, assets/flash2_a100_fwd_bwd_benchmark.png and
+    // flash2_h100_fwd_bwd_benchmark.png, causal, head dim 128, forward + backward TFLOP/s.
+    const auto a100 = bench_gpu("dgx-a100");
+    EXPECT_NEAR(benchmark_tflops(a100, 512, AttentionKernel::flash), 99, 0.06 * 99);
+    EXPECT_NEAR(benchmark_tflops(a100, 2048, AttentionKernel::flash), 155, 0.05 * 155);
+    EXPECT_NEAR(benchmark_tflops(a100, 16384, AttentionKernel::flash), 189, 0.05 * 189);
+    const auto h100 = bench_gpu("dgx-h100");
+    EXPECT_NEAR(benchmark_tflops(h100, 512, AttentionKernel::flash), 163, 0.06 * 163);
+    EXPECT_NEAR(benchmark_tflops(h100, 2048, AttentionKernel::flash), 265, 0.05 * 265);
+    EXPECT_NEAR(benchmark_tflops(h100, 16384, AttentionKernel::flash), 328, 0.05 * 328);
+    // Head dim 64 runs ~10% slower (A100 causal at 16k: 171 against 189).
+    EXPECT_NEAR(benchmark_tflops(a100, 16384, AttentionKernel::flash, 64), 171, 0.05 * 171);
+}
+
+TEST(KernelCosts, FlashAttention1ClassRunsAtItsPublishedFigure) {
+    // Same figures, FlashAttention (v1): A100 causal head dim 128 55 / 69 / 83 TFLOP/s at 512 /
+    // 2k / 16k tokens; H100 98 / 108 / 137.
+    const auto a100 = bench_gpu("dgx-a100");
+    EXPECT_NEAR(benchmark_tflops(a100, 16384, AttentionKernel::flash1), 83, 0.05 * 83);
+    EXPECT_NEAR(benchmark_tflops(a100, 2048, AttentionKernel::flash1), 69, 0.10 * 69);
+    const auto h100 = bench_gpu("dgx-h100");
+    EXPECT_NEAR(benchmark_tflops(h100, 16384, AttentionKernel::flash1), 137, 0.05 * 137);
+    // About half of FlashAttention-2 at long sequences.
+    EXPECT_LT(benchmark_tflops(a100, 16384, AttentionKernel::flash1), 0.5 * benchmark_tflops(a100, 16384, AttentionKernel::flash));
+}
+
+TEST(KernelCosts, AttentionEfficiencyIsTheLimitTimesTheRamp) {
+    // 27 x 16 query blocks fill 4 waves of the A100's 108 SMs exactly; head dim 128 takes no
+    // head-dim loss; a causal query block runs (16 + 1) / 2 key blocks on average against a fixed
+    // cost of 1.5 (FlashAttention-2 class) or 0.6 (v1 class) of them.
+    const ClusterSpec c = load_cluster("dgx-a100");
+    const ComputeModel gpu = bench_gpu("dgx-a100");
+    AttentionShape a{27, 2048, 2048, 128, true, AttentionKernel::flash};
+    EXPECT_NEAR(gpu.attention_efficiency(a, true), c.gpu.flash_forward_efficiency * 8.5 / (8.5 + 1.5), 1e-12);
+    EXPECT_NEAR(gpu.attention_efficiency(a, false), c.gpu.flash_backward_efficiency * 8.5 / (8.5 + 1.5), 1e-12);
+    a.kernel = AttentionKernel::flash1;
+    EXPECT_NEAR(gpu.attention_efficiency(a, true), c.gpu.flash1_efficiency * 8.5 / (8.5 + 0.6), 1e-12);
+    // attention_v1_scale multiplies the v1 class only.
+    HardwareEfficiency e = hardware_efficiency(c);
+    e.sustained_clock_fraction = 1.0;
+    e.attention_v1_scale = 1.3;
+    const ComputeModel scaled(c.gpu, e, Precision::bf16);
+    EXPECT_NEAR(scaled.attention_efficiency(a, true), 1.3 * c.gpu.flash1_efficiency * 8.5 / 9.1, 1e-12);
+    a.kernel = AttentionKernel::flash;
+    EXPECT_NEAR(scaled.attention_efficiency(a, true), gpu.attention_efficiency(a, true), 1e-12);
+}
+
+TEST(KernelCosts, EagerElementwiseMovesTheHandCountedExtraBytes) {
+    // GPT layer (LayerNorm, GeLU, no rotary, no dropout, biases): forward is the same either way
+    // (norms 2·2h, residual branches 2·3h, GeLU 2f elements); eager backward adds the norms'
+    // second weight-gradient pass (2·h each) and the Q/K/V gradient assembly (2·3h).
+    ModelSpec m = gpt(2, 1024, 8, 50304);
+    const Plan p = single_gpu(4, 2048);
+    const ComputeModel gpu = bench_gpu("dgx-a100");
+    const CommGroup g = single();
+    OverlapOptions fused, eager;
+    eager.fused_elementwise = false;
+    const auto bf = block_models(m, p, gpu, g, g, fused);
+    const auto be = block_models(m, p, gpu, g, g, eager);
+    const double T = 4.0 * 2048, h = 1024, E = 2.0;
+    const double Bps = 2039e9 * gpu.efficiency().memory_bandwidth_efficiency;
+    EXPECT_NEAR(be.layer.forward.memory_bound_s, bf.layer.forward.memory_bound_s, 1e-15);
+    const double extra = (2.0 * T * h + 2.0 * T * 3.0 * h) * E;
+    EXPECT_NEAR(be.layer.backward.memory_bound_s - bf.layer.backward.memory_bound_s, extra / Bps, 1e-12);
+    // Biases: the backward reads each biased output gradient once more (3h + h + 4h + h).
+    m.linear_bias = true;
+    const auto bb = block_models(m, p, gpu, g, g, fused);
+    EXPECT_NEAR(bb.layer.backward.memory_bound_s - bf.layer.backward.memory_bound_s, T * 9.0 * h * E / Bps, 1e-12);
+}
+
+TEST(KernelCosts, EagerRotaryAndSwigluRunInMorePasses) {
+    // Llama layer: eager rotary casts Q and K to fp32 and back (2E + 16 bytes per element against
+    // 2E fused), each way; eager SwiGLU runs silu and the product apart (5f against 3f elements
+    // forward, 8f against 5f backward).
+    ModelSpec m = gpt(2, 1024, 8, 32000);
+    m.activation = Activation::swiglu;
+    m.norm = Norm::rmsnorm;
+    m.position_embedding = PositionEmbedding::rope;
+    m.tied_embeddings = false;
+    m.ffn_hidden_size = 2816;
+    const Plan p = single_gpu(2, 2048);
+    const ComputeModel gpu = bench_gpu("dgx-a100");
+    const CommGroup g = single();
+    OverlapOptions fused, eager;
+    eager.fused_elementwise = false;
+    const auto bf = block_models(m, p, gpu, g, g, fused);
+    const auto be = block_models(m, p, gpu, g, g, eager);
+    const double T = 2.0 * 2048, h = 1024, f = 2816, E = 2.0, qk = 1024 + 1024;
+    const double Bps = 2039e9 * gpu.efficiency().memory_bandwidth_efficiency;
+    EXPECT_NEAR(be.layer.forward.memory_bound_s - bf.layer.forward.memory_bound_s, (T * qk * 16.0 + 2.0 * T * f * E) / Bps,
+                1e-12);
+    const double backward = T * qk * 16.0 + 3.0 * T * f * E + 2.0 * T * h * E + 2.0 * T * 3.0 * h * E;
+    EXPECT_NEAR(be.layer.backward.memory_bound_s - bf.layer.backward.memory_bound_s, backward / Bps, 1e-12);
+}
+
+TEST(KernelCosts, Fp32CrossEntropyStreamsTheLogitsSeveralTimes) {
+    // Per logit: fused 2 bytes forward (one read) and 4 backward (read, write in place); fp32
+    // eager 2 + 36 forward (cast, max, shift, exp, sum, normalise) and 12 + 2 backward.
+    const ModelSpec m = gpt(2, 1024, 8, 50304);
+    const Plan p = single_gpu(4, 2048);
+    const ComputeModel gpu = bench_gpu("dgx-a100");
+    const CommGroup g = single();
+    OverlapOptions fused, eager;
+    eager.fused_cross_entropy = false;
+    const auto bf = block_models(m, p, gpu, g, g, fused);
+    const auto be = block_models(m, p, gpu, g, g, eager);
+    const double logits = 4.0 * 2048 * 50304;
+    const double Bps = 2039e9 * gpu.efficiency().memory_bandwidth_efficiency;
+    EXPECT_NEAR(be.head.forward.memory_bound_s - bf.head.forward.memory_bound_s, logits * 36.0 / Bps, 1e-12);
+    EXPECT_NEAR(be.head.backward.memory_bound_s - bf.head.backward.memory_bound_s, logits * 10.0 / Bps, 1e-12);
+}
+
+TEST(KernelCosts, Fp8CastsEveryLayerGemmOperandAndKeepsTheHeadSixteenBit) {
+    // Transformer Engine casts each linear's input and weight (forward) and its output gradient
+    // (backward) to fp8 with a transposed copy: 2 bytes read + 2 written per element.
+    const ModelSpec m = gpt(2, 1024, 8, 50304);
+    const ComputeModel bf16 = bench_gpu("dgx-h100", Precision::bf16), fp8 = bench_gpu("dgx-h100", Precision::fp8);
+    const CommGroup g = single();
+    const OverlapOptions o;
+    const auto b16 = block_models(m, single_gpu(2, 2048, Precision::bf16), bf16, g, g, o);
+    const auto b8 = block_models(m, single_gpu(2, 2048, Precision::fp8), fp8, g, g, o);
+    const double T = 2.0 * 2048, h = 1024, f = 4096;
+    const double Bps = 3350e9 * fp8.efficiency().memory_bandwidth_efficiency;
+    // Linears (in, out): QKV (h, 3h), projection (h, h), up (h, f), down (f, h).
+    const double inputs = T * (h + h + h + f), weights = 3 * h * h + h * h + h * f + f * h;
+    const double outputs = T * (3 * h + h + f + h);
+    EXPECT_NEAR(b8.layer.forward.memory_bound_s - b16.layer.forward.memory_bound_s, 4.0 * (inputs + weights) / Bps, 1e-12);
+    EXPECT_NEAR(b8.layer.backward.memory_bound_s - b16.layer.backward.memory_bound_s, 4.0 * outputs / Bps, 1e-12);
+    // The layer GEMMs run at the fp8 peak, the LM head at the 16-bit one.
+    EXPECT_LT(b8.layer.forward.gemm_s, 0.7 * b16.layer.forward.gemm_s);
+    EXPECT_NEAR(b8.head.forward.gemm_s, b16.head.forward.gemm_s, 1e-12);
+    EXPECT_NEAR(b8.head.backward.gemm_s, b16.head.backward.gemm_s, 1e-12);
+}
+
+TEST(KernelCosts, SimulateOptionsSelectTheKernels) {
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 8);
+    Plan p = single_gpu(8, 1024);
+    p.dp = 8;
+    p.global_batch_size = 64;
+    SimulateOptions fastest;
+    fastest.fused_cross_entropy = true;
+    SimulateOptions v1 = fastest, eager = fastest, fp32_loss = fastest;
+    v1.flash_attention_version = 1;
+    eager.fused_elementwise = false;
+    fp32_loss.fused_cross_entropy = false;
+    const double t = simulate(m, c, p, fastest).step_time_s;
+    EXPECT_GT(simulate(m, c, p, v1).step_time_s, t);
+    EXPECT_GT(simulate(m, c, p, eager).step_time_s, t);
+    EXPECT_GT(simulate(m, c, p, fp32_loss).step_time_s, t);
+    // OverlapOptions' defaults are the fastest choices, so a bound built from them stays a bound.
+    const OverlapOptions d;
+    EXPECT_EQ(d.attention, AttentionKernel::flash);
+    EXPECT_TRUE(d.fused_elementwise);
+    EXPECT_TRUE(d.fused_cross_entropy);
+}
