@@ -18,6 +18,10 @@ struct SimulateArgs {
     PlanFlags plan;
     std::string trace_file, json_file;
     double memory_headroom = 0.0;
+    // The software stack's kernels (SimulateOptions; defaults: a current Megatron-Core run).
+    std::string attention = "flash2";
+    bool eager_elementwise = false;
+    bool fused_cross_entropy = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -55,6 +59,10 @@ void run_simulate(const SimulateArgs& a) {
     SimulateOptions o;
     o.record_trace = !a.trace_file.empty();
     o.memory_headroom = a.memory_headroom;
+    o.fused_attention = a.attention != "unfused";
+    o.flash_attention_version = a.attention == "flash1" ? 1 : 2;
+    o.fused_elementwise = !a.eager_elementwise;
+    o.fused_cross_entropy = a.fused_cross_entropy;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -77,6 +85,15 @@ void add_simulate(CLI::App& app) {
     cmd->add_option("--json", args->json_file, "write the simulation result as JSON ('-' for stdout)");
     cmd->add_option("--memory-headroom", args->memory_headroom, "fraction of GPU memory kept free when judging fit")
         ->check(CLI::Range(0.0, 0.9));
+    cmd->add_option("--attention", args->attention,
+                    "attention kernel: flash2 (FlashAttention-2, cuDNN, SDPA, Transformer Engine), flash1 "
+                    "(FlashAttention v1, the Triton FlashAttention), unfused (pre-2022 Megatron)")
+        ->check(CLI::IsMember({"flash2", "flash1", "unfused"}));
+    cmd->add_flag("--eager-elementwise", args->eager_elementwise,
+                  "one kernel per PyTorch op between the GEMMs (no torch.compile, no fused kernels)");
+    cmd->add_flag("--fused-cross-entropy", args->fused_cross_entropy,
+                  "the loss as one fused classifier kernel (llm.c, flash-attn xentropy, Megatron "
+                  "--cross-entropy-loss-fusion) instead of the fp32 cross entropy");
     cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -495,16 +499,34 @@ CrossValidation cross_validate(const json& runs, const std::string& origin, cons
         source.push_back(&row);
     }
     std::vector<std::vector<ValidationRow>> at(points.size());
-    for (std::size_t g = 0; g < points.size(); ++g) {
-        json prof = profile ? *profile : json::object();
-        for (std::size_t k = 0; k < params.size(); ++k) prof[params[k].name] = points[g][k];
-        for (std::size_t i = 0; i < prepared.size(); ++i) {
-            ValidationRow v = prepared[i];
-            if (v.skipped_because.empty()) v.setup.cluster.profile = prof;
-            evaluate_row(v, *source[i], origin);
-            at[g].push_back(std::move(v));
+    // Grid points are independent: spread them over the cores (the simulator's shared caches lock).
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&] {
+        try {
+            for (std::size_t g; (g = next++) < points.size();) {
+                json prof = profile ? *profile : json::object();
+                for (std::size_t k = 0; k < params.size(); ++k) prof[params[k].name] = points[g][k];
+                for (std::size_t i = 0; i < prepared.size(); ++i) {
+                    ValidationRow v = prepared[i];
+                    if (v.skipped_because.empty()) v.setup.cluster.profile = prof;
+                    evaluate_row(v, *source[i], origin);
+                    at[g].push_back(std::move(v));
+                }
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
+            next = points.size();
         }
-    }
+    };
+    const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
     const std::size_t n = prepared.size();
     std::vector<std::size_t> modelled;
     for (std::size_t i = 0; i < n; ++i)
