@@ -37,9 +37,12 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                   ? std::max(m.max_position_embeddings, p.seq_length)
                                   : std::max(m.seq_length, p.seq_length);
     model.push_back(fmt::format("--seq-length {} --max-position-embeddings {}", p.seq_length, max_positions));
-    model.push_back(fmt::format("--position-embedding-type {}",
-                                m.position_embedding == PositionEmbedding::rope ? "rope" : "learned_absolute"));
-    std::string shape = fmt::format("--normalization {}", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm");
+    if (m.position_embedding == PositionEmbedding::rope)
+        model.push_back(fmt::format("--position-embedding-type rope --rotary-base {:.0f}", m.rope_theta));
+    else
+        model.push_back("--position-embedding-type learned_absolute");
+    std::string shape = fmt::format("--normalization {} --norm-epsilon {:g}", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm",
+                                    m.norm_epsilon);
     if (m.activation == Activation::swiglu) shape += " --swiglu";
     if (!m.tied_embeddings) shape += " --untie-embeddings-and-output-weights";
     if (!m.linear_bias) shape += " --disable-bias-linear";
@@ -110,8 +113,6 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (p.placement != "tp-cp-dp-pp")
         e.notes.push_back("placement " + p.placement + " differs from Megatron's rank order tp-cp-dp-pp");
     if (p.precision == Precision::fp8) e.notes.push_back("fp8 was simulated; add Transformer Engine's --fp8-format yourself");
-    if (m.position_embedding == PositionEmbedding::rope)
-        e.notes.push_back("set --rotary-base in EXTRA_ARGS if the model's RoPE theta is not 10000 (Llama 3: 500000)");
     return e;
 }
 

@@ -3,6 +3,8 @@
 // config-formats.md §B1, each spelled as Megatron's arguments.py defines it. Choices:
 //   - interleaving as --num-layers-per-virtual-pipeline-stage (no --virtual-pipeline-... flag
 //     exists); uneven pipelines as --decoder-first/last-pipeline-num-layers;
+//   - the model's RoPE base (--rotary-base) and norm epsilon (--norm-epsilon) rather than Megatron's
+//     defaults (10000 and 1e-5; Llama 3 uses 500000);
 //   - always an explicit --ffn-hidden-size (the SwiGLU default is not Llama's), --kv-channels when
 //     the head dimension is not hidden/heads, GQA as --group-query-attention --num-query-groups;
 //   - ZeRO-1 as --use-distributed-optimizer with --overlap-grad-reduce --overlap-param-gather (the

@@ -25,6 +25,8 @@ ModelSpec shape(int hidden, int layers, int seq_length) {
     m.norm = Norm::rmsnorm;
     m.position_embedding = PositionEmbedding::rope;
     m.tied_embeddings = false;
+    m.rope_theta = 500000;  // Llama 3's RoPE base (Dubey et al. 2024, §3.1.1)
+    m.norm_epsilon = 1e-5;  // Llama 3's rms_norm_eps
     m.source = "native";
     return m;
 }

@@ -311,6 +311,7 @@ TEST(ExportMegatron, GqaInterleavedLlama) {
     EXPECT_NE(s.find("--num-layers-per-virtual-pipeline-stage 4"), std::string::npos);  // 80 / (4 x 5)
     EXPECT_NE(s.find("--ffn-hidden-size 28672"), std::string::npos);
     EXPECT_NE(s.find("--swiglu"), std::string::npos);
+    EXPECT_NE(s.find("--rotary-base 500000"), std::string::npos) << s;  // Llama 3's RoPE base, not Megatron's 10000
     EXPECT_NE(s.find("--use-distributed-optimizer"), std::string::npos);
     EXPECT_EQ(s.find("--virtual-pipeline-model-parallel-size"), std::string::npos);  // no such flag
 }
