@@ -2,7 +2,7 @@
 // (in-place all-gather / reduce-scatter use NCCL's in-place convention: shard == full + rank *
 // shard_n). Point-to-point operations wait in `pending_` until the next flush, which issues them
 // as one ncclGroupStart/End and records an event that wait/test use. split uses ncclCommSplit.
-#include "kernels/cuda/nccl_communicator.h"
+#include "executor/nccl_communicator.h"
 
 #include <nccl.h>
 

@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
-#include "kernels/cuda/nccl_communicator.h"
+#include "executor/nccl_communicator.h"
 #include "tests/kernels_cuda/harness.h"
 
 using namespace tessel;
