@@ -258,10 +258,13 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "reached 39% MFU while the same model in the same table reached 51% at 4096 and 55% at 2048 tokens; "
           "the drop (likely memory pressure at 21 accumulation steps: allocator retries are not modelled) is "
           "not in any cost here. The small Megatron-Core models (1.7B, 7.1B on H100) come out faster than "
-          "published — host-side (CPU) dispatch, which bounds small layers at microbatch 1, is not modelled — "
-          "and the 32B one slower: its fp32 gradient reduce-scatter over 48 nodes is exposed in the simulation "
-          "while the published throughput says it was hidden; that table does not state precision or "
-          "microbatch.\n";
+          "published and the 32B one slower (its fp32 gradient reduce-scatter over 48 nodes is exposed in the "
+          "simulation while the published throughput says it was hidden); that table does not state precision, "
+          "microbatch or recompute, and what slows the small ones is not identified here (host-side dispatch "
+          "and end-to-end data loading and logging are not modelled).\n";
+    md += "- Hopper runs through Transformer Engine or cuDNN may use cuDNN's Hopper attention kernels, faster "
+          "than the FlashAttention-2 figures the H100 preset carries; not modelled (it would make those rows "
+          "faster still).\n";
     md += "- llm.c's hand-fused kernels run faster than the global sustained-clock fraction allows; its rows "
           "come out slower than published.\n";
     md += "- `attention_v1_scale` is informed only by llm-foundry's rows (the only stack here with a "
