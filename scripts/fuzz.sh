@@ -9,7 +9,7 @@ TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_model fuzz_hf_config fuzz_cluster fuzz_plan fuzz_cli_args)
 BUILD_DIR="${TESSEL_FUZZ_BUILD_DIR:-build-fuzz}"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DTESSEL_FUZZ=ON -DTESSEL_SANITIZE=ON -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_BENCH=OFF -DTESSEL_BUILD_RUNTIME=OFF \
+  -DTESSEL_FUZZ=ON -DTESSEL_SANITIZE=ON -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_BENCH=OFF \
   -DTESSEL_ENABLE_CUDA=OFF > /dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${TARGETS[@]}"
 status=0
