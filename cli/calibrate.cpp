@@ -5,7 +5,8 @@
 namespace tessel::cli {
 
 void add_calibrate(CLI::App& app) {
-    auto* cmd = app.add_subcommand("calibrate", "(not built yet)");
+    auto* cmd = app.add_subcommand("calibrate", "(not built yet: exits 1)");
+    cmd->footer("Example (once built): tessel calibrate --backend cpu --out cpu-cluster.json");
     cmd->allow_extras();
     cmd->callback([] { throw RuntimeError("tessel calibrate is not built yet"); });
 }
