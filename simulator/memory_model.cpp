@@ -119,8 +119,9 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
     const double full_layer = layer_activation_bytes(m, p, opt);
     const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
     const int chunks = p.pp * p.virtual_stages;
-    // The vocabulary-parallel cross entropy keeps the fp32 softmax of each in-flight microbatch.
-    const double logits = 4.0 * sb * double(m.vocab_size) / p.tp;
+    // The vocabulary-parallel cross entropy keeps the fp32 softmax of each in-flight microbatch; a
+    // fused classifier keeps the 16-bit logits (and a log-sum-exp per token).
+    const double logits = (opt.fused_cross_entropy ? E : 4.0) * sb * double(m.vocab_size) / p.tp;
     const auto schedule = pipeline_schedule(p.schedule, p.pp, p.num_microbatches(), p.virtual_stages);
     const int shard = p.dp * p.cp;
     const double layer_params = layer_parameters_per_tp_rank(m, p.tp);
@@ -164,6 +165,7 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
     ActivationOptions a = default_activation_options(m);
     a.flash_attention = o.fused_attention;
+    a.fused_cross_entropy = o.fused_cross_entropy;
     return peak_memory(m, c, p, a);
 }
 

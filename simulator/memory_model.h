@@ -32,6 +32,9 @@ namespace tessel {
 struct ActivationOptions {
     bool flash_attention = true;  // fused attention kernel: no s x s tensor is stored
     bool dropout = true;          // dropout masks are stored
+    // The loss keeps the 16-bit logits for its backward (a fused classifier) rather than the
+    // fp32 softmax (the eager cross entropy).
+    bool fused_cross_entropy = false;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);

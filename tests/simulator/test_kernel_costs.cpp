@@ -221,3 +221,15 @@ TEST(KernelCosts, SimulateOptionsSelectTheKernels) {
     EXPECT_TRUE(d.fused_elementwise);
     EXPECT_TRUE(d.fused_cross_entropy);
 }
+
+TEST(KernelCosts, FusedLossKeepsSixteenBitLogitsInsteadOfTheFp32Softmax) {
+    // One microbatch in flight on one stage: the loss's saved tensor is 4 bytes per logit (the
+    // fp32 softmax of the eager cross entropy) or 2 (the 16-bit logits a fused classifier keeps).
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 1);
+    const Plan p = single_gpu(4, 1024);
+    SimulateOptions eager, fused;
+    fused.fused_cross_entropy = true;
+    const double diff = estimate_memory(m, c, p, eager).activations - estimate_memory(m, c, p, fused).activations;
+    EXPECT_NEAR(diff, 2.0 * 4 * 1024 * double(m.vocab_size) / (1024.0 * 1024 * 1024), 1e-9);
+}
