@@ -90,6 +90,17 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     std::error_code ec;
     if (!fs::is_directory(folder, ec))
         throw InputError(fmt::format("{}: output folder '{}' does not exist", path, folder.string()));
+    // A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place: renaming a file over
+    // it would replace the device node itself.
+    if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
+        if (fs::is_directory(target, ec)) throw InputError(fmt::format("{}: is a directory; expected a file to write", path));
+        std::ofstream out(path, std::ios::binary);
+        if (!out) throw InputError(fmt::format("{}: cannot be opened for writing", path));
+        out << content;
+        out.flush();
+        if (!out) throw RuntimeError(fmt::format("{}: write failed", path));
+        return;
+    }
     std::string tmp = path + ".tmp-" + std::to_string(::getpid());
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -78,5 +78,12 @@ TEST(JsonIo, AtomicWriteLeavesNoTemporaryAndRejectsMissingFolder) {
     for (auto& e : std::filesystem::directory_iterator(dir)) (void)e, ++files;
     EXPECT_EQ(files, 1);
     EXPECT_THROW(write_file_atomically((dir / "missing" / "x.json").string(), "{}"), InputError);
+    EXPECT_THROW(write_file_atomically(dir.string(), "{}"), InputError);
     std::filesystem::remove_all(dir);
+}
+
+TEST(JsonIo, WritingToADeviceKeepsTheDevice) {
+    // Renaming a temporary over /dev/null would replace the device node with a regular file.
+    write_file_atomically("/dev/null", "{}");
+    EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
 }
