@@ -117,28 +117,23 @@ GroupLink Topology::group(const std::vector<int>& ranks) const {
         out.max_members_per_node = int(ranks.size());
         return out;
     }
-    std::map<int, int> per_node;
-    for (int r : ranks) per_node[node_of(r)]++;
-    out.num_nodes = int(per_node.size());
-    for (auto& [n, k] : per_node) out.max_members_per_node = std::max(out.max_members_per_node, k);
-    int min_members = ranks.size();
-    for (auto& [n, k] : per_node) min_members = std::min(min_members, k);
+    std::map<int, std::vector<int>> members;  // node -> its ranks in this group, in one pass
+    for (int r : ranks) members[node_of(r)].push_back(r);
+    out.num_nodes = int(members.size());
+    int min_members = int(ranks.size());
+    for (auto& [n, rs] : members) {
+        out.max_members_per_node = std::max(out.max_members_per_node, int(rs.size()));
+        min_members = std::min(min_members, int(rs.size()));
+    }
 
     // Inside the node: the slowest GPU-to-GPU path among the members.
     double intra_bw = std::numeric_limits<double>::infinity(), intra_lat = 0;
-    for (auto& [n, k] : per_node) {
-        if (k < 2) continue;
-        int first = -1;
-        for (int r : ranks)
-            if (node_of(r) == n) {
-                if (first < 0) first = r;
-                else {
-                    LinkInfo l = path(first, r);
-                    intra_bw = std::min(intra_bw, l.bandwidth_GBps);
-                    intra_lat = std::max(intra_lat, l.latency_us);
-                }
-            }
-    }
+    for (auto& [n, rs] : members)
+        for (std::size_t i = 1; i < rs.size(); ++i) {
+            LinkInfo l = path(rs[0], rs[i]);
+            intra_bw = std::min(intra_bw, l.bandwidth_GBps);
+            intra_lat = std::max(intra_lat, l.latency_us);
+        }
     if (out.num_nodes == 1) {
         out.bandwidth_GBps = intra_bw;
         out.latency_us = intra_lat;
@@ -147,9 +142,7 @@ GroupLink Topology::group(const std::vector<int>& ranks) const {
     // Across nodes: a ring (or NCCL's several rings, one per member of a node) crosses every node
     // boundary with as many channels as the node contributes members; each channel gets one GPU's
     // share of the node's NICs when all GPUs communicate at once (symmetric plans do).
-    int a = ranks[0], b = -1;
-    for (int r : ranks)
-        if (node_of(r) != node_of(a)) { b = r; break; }
+    const int a = members.begin()->second[0], b = std::next(members.begin())->second[0];
     LinkInfo cross = path(a, b);
     const double cross_bw = std::min(cross.bandwidth_GBps * min_members, nic_share_GBps_ * min_members);
     out.bandwidth_GBps = std::min(intra_bw, cross_bw);
