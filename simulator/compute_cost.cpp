@@ -72,6 +72,7 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Pr
 
 double ComputeModel::gemm_efficiency(const GemmShape& g) const {
     if (g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
+    if (!eff_.gemm_table.empty()) return table_gemm_efficiency(eff_.gemm_table, g.m, g.n, g.k);  // measured
     const double sms = eff_.sm_count;
     double best = 0;
     for (const Tile& t : kTiles) {
@@ -103,6 +104,8 @@ double ComputeModel::gemm_time(const GemmShape& g) const {
 }
 
 double ComputeModel::attention_efficiency(const AttentionShape& a, bool forward) const {
+    if (!eff_.attention_table.empty())  // measured, the machine's own kernel at these shapes
+        return table_attention_efficiency(eff_.attention_table, a.seq_kv, a.head_dim, forward);
     const bool v1 = a.kernel == AttentionKernel::flash1;
     double base = v1 ? std::min(1.0, eff_.attention_v1_efficiency * eff_.attention_v1_scale)
                      : (forward ? eff_.attention_forward_efficiency : eff_.attention_backward_efficiency);

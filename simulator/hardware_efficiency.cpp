@@ -1,5 +1,10 @@
 #include "simulator/hardware_efficiency.h"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/errors.h"
 #include "core/units.h"
 
 namespace tessel {
@@ -19,7 +24,7 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     e.attention_backward_efficiency = r.number("attention_backward_efficiency", e.attention_backward_efficiency, 0.0, 1.0);
     e.attention_v1_efficiency = r.number("attention_v1_efficiency", e.attention_v1_efficiency, 0.0, 1.0);
     e.attention_v1_scale = r.number("attention_v1_scale", e.attention_v1_scale, 0.0, 10.0);
-    e.memory_bandwidth_efficiency = r.number("memory_bandwidth_efficiency", e.memory_bandwidth_efficiency, 0.0, 1.0);
+    e.memory_bandwidth_efficiency = r.number("memory_bandwidth_efficiency", e.memory_bandwidth_efficiency, 0.0, 100.0);
     e.kernel_launch_s = r.number("kernel_launch_us", e.kernel_launch_s / units::us, 0.0, 1e6, false) * units::us;
     e.sm_count = int(r.integer("sm_count", e.sm_count, 1, 1 << 16));
     e.sustained_clock_fraction = r.number("sustained_clock_fraction", e.sustained_clock_fraction, 0.0, 1.0);
@@ -33,14 +38,84 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
         col->ignore({"measured", "source"});
         col->finish();
     }
+    e.runtime_reserved_bytes =
+        r.number("runtime_reserved_GiB", e.runtime_reserved_bytes / units::GiB, 0.0, 1e6, false) * units::GiB;
+    if (r.has("gemm_table")) {
+        const json& t = r.raw("gemm_table");
+        if (!t.is_array()) throw input_error(c.name, "profile.gemm_table", "an array of {m, n, k, efficiency}", describe_json_value(t));
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            ObjectReader p(t[i], c.name, "profile.gemm_table[" + std::to_string(i) + "]");
+            e.gemm_table.push_back({p.number("m"), p.number("n"), p.number("k"), p.number("efficiency", std::nullopt, 0.0, 1.0)});
+            p.finish();
+        }
+    }
+    if (r.has("attention_table")) {
+        const json& t = r.raw("attention_table");
+        if (!t.is_array())
+            throw input_error(c.name, "profile.attention_table", "an array of {seq, head_dim, forward_efficiency, backward_efficiency}",
+                              describe_json_value(t));
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            ObjectReader p(t[i], c.name, "profile.attention_table[" + std::to_string(i) + "]");
+            e.attention_table.push_back({p.number("seq"), p.number("head_dim"),
+                                         p.number("forward_efficiency", std::nullopt, 0.0, 1.0),
+                                         p.number("backward_efficiency", std::nullopt, 0.0, 1.0)});
+            p.finish();
+        }
+    }
     // calibrate may store its raw measurements next to the fitted values.
     r.ignore({"measured", "source", "device", "date", "kernels", "collectives"});
     r.finish();
     return e;
 }
 
+namespace {
+// Inverse-distance weights over log2 sizes (see the header); `distance2(i)` is the squared
+// distance to point i, `log_eff(i)` its log efficiency.
+template <typename D, typename L>
+double interpolate(std::size_t n, D distance2, L log_eff) {
+    double weights = 0, sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double d2 = distance2(i);
+        if (d2 < 1e-12) return std::exp(log_eff(i));
+        const double w = 1.0 / (d2 * d2);
+        weights += w;
+        sum += w * log_eff(i);
+    }
+    return weights > 0 ? std::exp(sum / weights) : 1.0;
+}
+double log2_ratio(double a, double b) { return std::log2(std::max(a, 1.0) / std::max(b, 1.0)); }
+}  // namespace
+
+double table_gemm_efficiency(const std::vector<GemmEfficiencyPoint>& t, double m, double n, double k) {
+    return interpolate(
+        t.size(),
+        [&](std::size_t i) {
+            const double a = log2_ratio(m, t[i].m), b = log2_ratio(n, t[i].n), c = log2_ratio(k, t[i].k);
+            return a * a + b * b + c * c;
+        },
+        [&](std::size_t i) { return std::log(std::max(t[i].efficiency, 1e-6)); });
+}
+
+double table_attention_efficiency(const std::vector<AttentionEfficiencyPoint>& t, double seq, double head_dim,
+                                  bool forward) {
+    return interpolate(
+        t.size(),
+        [&](std::size_t i) {
+            const double a = log2_ratio(seq, t[i].seq), b = log2_ratio(head_dim, t[i].head_dim);
+            return a * a + b * b;
+        },
+        [&](std::size_t i) {
+            return std::log(std::max(forward ? t[i].forward_efficiency : t[i].backward_efficiency, 1e-6));
+        });
+}
+
 json to_profile_json(const HardwareEfficiency& e) {
-    return json{{"gemm_max_efficiency", e.gemm_max_efficiency},
+    json gemm = json::array(), attention = json::array();
+    for (const auto& p : e.gemm_table) gemm.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"efficiency", p.efficiency}});
+    for (const auto& p : e.attention_table)
+        attention.push_back({{"seq", p.seq}, {"head_dim", p.head_dim}, {"forward_efficiency", p.forward_efficiency},
+                             {"backward_efficiency", p.backward_efficiency}});
+    json j{{"gemm_max_efficiency", e.gemm_max_efficiency},
                 {"gemm_k_overhead", e.gemm_k_overhead},
                 {"attention_forward_efficiency", e.attention_forward_efficiency},
                 {"attention_backward_efficiency", e.attention_backward_efficiency},
@@ -54,7 +129,11 @@ json to_profile_json(const HardwareEfficiency& e) {
                  {{"intra_node_bandwidth_efficiency", e.intra_node_bandwidth_efficiency},
                   {"inter_node_bandwidth_efficiency", e.inter_node_bandwidth_efficiency},
                   {"latency_us", e.collective_latency_s / units::us},
-                  {"sm_interference", e.sm_interference}}}};
+                  {"sm_interference", e.sm_interference}}},
+                {"runtime_reserved_GiB", e.runtime_reserved_bytes / units::GiB}};
+    if (!gemm.empty()) j["gemm_table"] = gemm;
+    if (!attention.empty()) j["attention_table"] = attention;
+    return j;
 }
 
 }  // namespace tessel

@@ -18,17 +18,39 @@
 //       "inter_node_bandwidth_efficiency": 0.90,  NCCL bus bandwidth / NIC bandwidth across nodes
 //       "latency_us": 10,                         fixed cost of one collective call (launch + sync)
 //       "sm_interference": 0.10                   compute slowdown while a collective overlaps it
-//     }
+//     },
+//     "runtime_reserved_GiB": 1.0,            memory the runtime holds before the model allocates
+//     "gemm_table": [{"m": 256, "n": 128, "k": 128, "efficiency": 0.97}, ...],
+//     "attention_table": [{"seq": 128, "head_dim": 32, "forward_efficiency": 0.7,
+//                          "backward_efficiency": 0.9}, ...]
 //   }
+//
+// The tables are measured efficiencies (fractions of the peak) at the listed shapes, written by
+// calibrate for machines whose kernels the shape models below do not describe — a CPU, where a
+// GEMM's rate depends on whether its operands stay in cache and attention runs as blocked BLAS
+// calls whose rate falls with the sequence. Present, a table replaces the shape model (tiles,
+// waves, K ramp; the attention ramps): a shape's efficiency is interpolated between the measured
+// ones (table_gemm_efficiency, table_attention_efficiency).
 //
 // Defaults without a profile come from the GPU spec (gpu.matmul_efficiency, gpu.sm_count,
 // gpu.flash_forward_efficiency, gpu.flash_backward_efficiency, gpu.flash1_efficiency) and the
 // constants below. The attention efficiencies are long-sequence limits for causal attention at
 // head dim 128; compute_cost.cpp ramps them down for short sequences and small head dims.
 #pragma once
+#include <vector>
+
 #include "core/cluster_spec.h"
 
 namespace tessel {
+
+struct GemmEfficiencyPoint {
+    double m = 0, n = 0, k = 0;
+    double efficiency = 0;
+};
+struct AttentionEfficiencyPoint {
+    double seq = 0, head_dim = 0;
+    double forward_efficiency = 0, backward_efficiency = 0;
+};
 
 struct HardwareEfficiency {
     // Fraction of the dense tensor-core peak a large, well-shaped GEMM reaches (cuBLAS). The GPU
@@ -66,7 +88,8 @@ struct HardwareEfficiency {
     // Fraction of HBM bandwidth the elementwise, normalization, softmax and optimizer kernels of a
     // training step reach. STREAM-like copies reach ~90% of A100/H100 HBM; framework kernels on
     // activation-sized tensors (reductions, strided layouts, several small launches) reach less.
-    // FITTED with sustained_clock_fraction on the published runs.
+    // FITTED with sustained_clock_fraction on the published runs. Above 1 where the step's
+    // tensors stay in caches faster than the memory (a small model on a CPU).
     double memory_bandwidth_efficiency = 0.65;
     // Seconds of fixed cost per kernel: launch latency plus the ramp-up and drain of its grid
     // (~5 us from kernel to kernel in CUDA-graph-free PyTorch and Megatron traces).
@@ -80,7 +103,21 @@ struct HardwareEfficiency {
     // Fraction by which compute slows while a collective runs beside it: NCCL kernels occupy a
     // few of the SMs (up to 16-32 channels of 108-132) and share memory bandwidth.
     double sm_interference = 0.10;
+    // Device memory the runtime holds before the model allocates anything: the CUDA context, NCCL
+    // communicators and the cuBLAS workspace (about 1 GiB measured on DGX nodes with a few
+    // communicators). A CPU process's allocator holds only the tensors it is asked for: 0.
+    double runtime_reserved_bytes = 1.0 * 1024 * 1024 * 1024;
+    // Measured efficiency tables (see the top of this file); empty: the shape models apply.
+    std::vector<GemmEfficiencyPoint> gemm_table;
+    std::vector<AttentionEfficiencyPoint> attention_table;
 };
+
+// Efficiency at a shape from a measured table: inverse-distance weights (1/d^4) over the distance
+// d between log2 sizes, averaging log efficiencies, so a measured shape returns its own value and
+// one between two measured sizes lies between them. Beyond the table it tends to the nearest.
+double table_gemm_efficiency(const std::vector<GemmEfficiencyPoint>& table, double m, double n, double k);
+double table_attention_efficiency(const std::vector<AttentionEfficiencyPoint>& table, double seq, double head_dim,
+                                  bool forward);
 
 // The defaults, then the GPU spec's physical keys, then the cluster's profile. InputError names
 // the cluster file's profile key when a value is out of range.

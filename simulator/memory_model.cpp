@@ -111,8 +111,19 @@ double parameters_on_rank(const ModelSpec& m, const Plan& p, int r) {
     return params;
 }
 
+namespace {
+// The profile's runtime_reserved_GiB (validated by hardware_efficiency()), read alone: the planner
+// asks for memory per candidate and needs no other profile key here.
+double runtime_reserved_bytes(const ClusterSpec& c) {
+    if (c.profile && c.profile->is_object()) {
+        auto it = c.profile->find("runtime_reserved_GiB");
+        if (it != c.profile->end() && it->is_number()) return std::max(0.0, it->get<double>()) * units::GiB;
+    }
+    return kRuntimeReservedBytes;
+}
+}  // namespace
+
 std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const ActivationOptions& opt) {
-    (void)c;
     const double E = activation_bytes(p.precision);
     const double sb = double(p.seq_length) / p.cp * p.microbatch_size;
     const double stored = layer_stored_activation_bytes(m, p, opt);
@@ -149,7 +160,7 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         // all-gather output, ZeRO-3's gathered layers (the current one and the prefetched next,
         // plus the unsharded gradient of the current one), and the runtime's own reservation.
         const double boundary = E * sb * m.hidden_size / (p.sequence_parallel ? p.tp : 1);
-        double buffers = kRuntimeReservedBytes;
+        double buffers = runtime_reserved_bytes(c);
         if (p.pp > 1) buffers += 2.0 * boundary;
         if (p.sequence_parallel) buffers += E * sb * m.hidden_size;
         if (p.zero_stage >= 3 && shard > 1) buffers += 3.0 * layer_params * E;

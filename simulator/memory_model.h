@@ -72,7 +72,8 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
 MemoryBreakdown peak_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const ActivationOptions& o);
 
 // Memory the CUDA context, NCCL communicators and the cuBLAS workspace take on every GPU before
-// the model allocates anything (about 1 GiB measured on DGX nodes with a few communicators).
+// the model allocates anything (about 1 GiB measured on DGX nodes with a few communicators); a
+// cluster profile's runtime_reserved_GiB replaces it (hardware_efficiency.h).
 inline constexpr double kRuntimeReservedBytes = 1.0 * 1024 * 1024 * 1024;
 
 }  // namespace tessel

@@ -15,6 +15,7 @@ json to_json(const SimulationResult& r, const ModelSpec& m, const ClusterSpec& c
               {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},
               {"tokens_per_s", r.tokens_per_s},
               {"num_gpus", r.num_gpus},
+              {"critical_rank", r.critical_rank},
               {"memory_GiB",
                {{"weights", g.weights},
                 {"gradients", g.gradients},
