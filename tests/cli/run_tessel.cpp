@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 std::string slurp(const std::string& path) {
@@ -20,7 +21,8 @@ std::string quote(const std::string& s) {
 }  // namespace
 
 std::string temp_dir(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() / ("tessel_cli_" + name);
+    // Per process: ctest runs each test case as its own process, in parallel.
+    auto dir = std::filesystem::temp_directory_path() / ("tessel_cli_" + std::to_string(::getpid()) + "_" + name);
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir.string();
