@@ -22,6 +22,7 @@ CommGroup make_comm_group(const Topology& topo, const std::vector<int>& ranks, c
     g.hop_latency_s = link.latency_us * units::us;
     g.num_nodes = link.num_nodes;
     g.members_per_node = link.max_members_per_node;
+    if (!link.crosses_nodes()) g.measured = e.collective_table;
     return g;
 }
 
@@ -35,6 +36,7 @@ CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEffici
                       (crosses ? e.inter_node_bandwidth_efficiency : e.intra_node_bandwidth_efficiency);
     g.hop_latency_s = l.latency_us * units::us;
     g.num_nodes = crosses ? 2 : 1;
+    if (!crosses) g.measured = e.collective_table;
     return g;
 }
 
@@ -59,6 +61,10 @@ double tree_all_reduce_time(double bytes, const CommGroup& g) {
 double collective_time(Collective c, double bytes, const CommGroup& g) {
     const int n = g.size;
     if (bytes <= 0) return 0;
+    if (g.measured && (n >= 2 || c == Collective::send_recv)) {
+        const double busbw = table_bus_bandwidth(*g.measured, c, bytes);
+        if (busbw > 0) return (c == Collective::send_recv ? 1.0 : bus_bandwidth_factor(c, n)) * bytes / busbw;
+    }
     if (c == Collective::send_recv) return bytes / g.bandwidth_Bps + g.hop_latency_s + g.call_latency_s;
     if (n < 2) return 0;
     switch (c) {

@@ -2,6 +2,7 @@
 // bw the group's ring bandwidth under concurrent use (Topology::group) scaled by NCCL's reachable
 // fraction of the link; the latency term counts the ring's steps (or the tree's depth).
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "core/topology.h"
@@ -18,6 +19,9 @@ struct CommGroup {
     int num_nodes = 1;
     int members_per_node = 1;
     double call_latency_s = 0;  // fixed cost of one collective call
+    // Measured bus bandwidths (the profile's collective_table) for a group inside one node, which
+    // collective_time uses in place of the alpha-beta model; nullptr otherwise.
+    std::shared_ptr<const CollectiveTable> measured;
 };
 
 CommGroup make_comm_group(const Topology& topo, const std::vector<int>& ranks, const HardwareEfficiency& e);

@@ -62,6 +62,24 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
             p.finish();
         }
     }
+    if (r.has("collective_table")) {
+        const json& t = r.raw("collective_table");
+        if (!t.is_array())
+            throw input_error(c.name, "profile.collective_table", "an array of {collective, bytes, busbw_GBps}",
+                              describe_json_value(t));
+        auto table = std::make_shared<CollectiveTable>();
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            ObjectReader p(t[i], c.name, "profile.collective_table[" + std::to_string(i) + "]");
+            const std::string name = p.choice("collective", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"});
+            Collective op = Collective::all_reduce;
+            for (Collective k : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                                 Collective::all_to_all, Collective::send_recv})
+                if (name == to_string(k)) op = k;
+            table->push_back({op, p.number("bytes"), p.number("busbw_GBps") * units::GB});
+            p.finish();
+        }
+        e.collective_table = std::move(table);
+    }
     // calibrate may store its raw measurements next to the fitted values.
     r.ignore({"measured", "source", "device", "date", "kernels", "collectives"});
     r.finish();
@@ -109,6 +127,27 @@ double table_attention_efficiency(const std::vector<AttentionEfficiencyPoint>& t
         });
 }
 
+double table_bus_bandwidth(const CollectiveTable& t, Collective c, double bytes) {
+    // The measured sizes of this collective, in order.
+    std::vector<std::pair<double, double>> points;  // (log2 S, log busbw)
+    for (const auto& p : t)
+        if (p.collective == c && p.bytes > 0 && p.bus_bandwidth_Bps > 0)
+            points.push_back({std::log2(p.bytes), std::log(p.bus_bandwidth_Bps)});
+    if (points.empty()) return 0;
+    std::sort(points.begin(), points.end());
+    const double x = std::log2(std::max(bytes, 1.0));
+    if (x <= points.front().first) return std::exp(points.front().second);
+    if (x >= points.back().first) return std::exp(points.back().second);
+    for (std::size_t i = 1; i < points.size(); ++i)
+        if (x <= points[i].first) {
+            const auto& [x0, y0] = points[i - 1];
+            const auto& [x1, y1] = points[i];
+            const double w = x1 > x0 ? (x - x0) / (x1 - x0) : 0.0;
+            return std::exp(y0 + w * (y1 - y0));
+        }
+    return std::exp(points.back().second);
+}
+
 json to_profile_json(const HardwareEfficiency& e) {
     json gemm = json::array(), attention = json::array();
     for (const auto& p : e.gemm_table) gemm.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"efficiency", p.efficiency}});
@@ -133,6 +172,13 @@ json to_profile_json(const HardwareEfficiency& e) {
                 {"runtime_reserved_GiB", e.runtime_reserved_bytes / units::GiB}};
     if (!gemm.empty()) j["gemm_table"] = gemm;
     if (!attention.empty()) j["attention_table"] = attention;
+    if (e.collective_table) {
+        json collectives = json::array();
+        for (const auto& p : *e.collective_table)
+            collectives.push_back({{"collective", to_string(p.collective)}, {"bytes", p.bytes},
+                                   {"busbw_GBps", p.bus_bandwidth_Bps / units::GB}});
+        j["collective_table"] = collectives;
+    }
     return j;
 }
 

@@ -22,7 +22,8 @@
 //     "runtime_reserved_GiB": 1.0,            memory the runtime holds before the model allocates
 //     "gemm_table": [{"m": 256, "n": 128, "k": 128, "efficiency": 0.97}, ...],
 //     "attention_table": [{"seq": 128, "head_dim": 32, "forward_efficiency": 0.7,
-//                          "backward_efficiency": 0.9}, ...]
+//                          "backward_efficiency": 0.9}, ...],
+//     "collective_table": [{"collective": "all_reduce", "bytes": 131072, "busbw_GBps": 3.1}, ...]
 //   }
 //
 // The tables are measured efficiencies (fractions of the peak) at the listed shapes, written by
@@ -30,16 +31,22 @@
 // GEMM's rate depends on whether its operands stay in cache and attention runs as blocked BLAS
 // calls whose rate falls with the sequence. Present, a table replaces the shape model (tiles,
 // waves, K ramp; the attention ramps): a shape's efficiency is interpolated between the measured
-// ones (table_gemm_efficiency, table_attention_efficiency).
+// ones (table_gemm_efficiency, table_attention_efficiency). The collective table is nccl-tests'
+// bus bandwidth per collective and message size S, measured between the ranks of one node: groups
+// inside a node take their collective's time from it (bus factor x S / busbw, interpolated in
+// log S), in place of the link's alpha-beta model, which holds only for algorithms that share
+// one bandwidth (NCCL's rings), not for the different algorithms an MPI library picks.
 //
 // Defaults without a profile come from the GPU spec (gpu.matmul_efficiency, gpu.sm_count,
 // gpu.flash_forward_efficiency, gpu.flash_backward_efficiency, gpu.flash1_efficiency) and the
 // constants below. The attention efficiencies are long-sequence limits for causal attention at
 // head dim 128; compute_cost.cpp ramps them down for short sequences and small head dims.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "core/cluster_spec.h"
+#include "simulator/collectives.h"
 
 namespace tessel {
 
@@ -51,6 +58,12 @@ struct AttentionEfficiencyPoint {
     double seq = 0, head_dim = 0;
     double forward_efficiency = 0, backward_efficiency = 0;
 };
+struct CollectiveBandwidthPoint {
+    Collective collective = Collective::all_reduce;
+    double bytes = 0;           // S, as nccl-tests counts it
+    double bus_bandwidth_Bps = 0;
+};
+using CollectiveTable = std::vector<CollectiveBandwidthPoint>;
 
 struct HardwareEfficiency {
     // Fraction of the dense tensor-core peak a large, well-shaped GEMM reaches (cuBLAS). The GPU
@@ -110,6 +123,7 @@ struct HardwareEfficiency {
     // Measured efficiency tables (see the top of this file); empty: the shape models apply.
     std::vector<GemmEfficiencyPoint> gemm_table;
     std::vector<AttentionEfficiencyPoint> attention_table;
+    std::shared_ptr<const CollectiveTable> collective_table;  // shared by the groups that use it
 };
 
 // Efficiency at a shape from a measured table: inverse-distance weights (1/d^4) over the distance
@@ -118,6 +132,9 @@ struct HardwareEfficiency {
 double table_gemm_efficiency(const std::vector<GemmEfficiencyPoint>& table, double m, double n, double k);
 double table_attention_efficiency(const std::vector<AttentionEfficiencyPoint>& table, double seq, double head_dim,
                                   bool forward);
+// Bus bandwidth (bytes/s) of collective c at S bytes: linear in log S between the measured sizes,
+// the nearest size's beyond them; 0 when the table has no such collective.
+double table_bus_bandwidth(const CollectiveTable& table, Collective c, double bytes);
 
 // The defaults, then the GPU spec's physical keys, then the cluster's profile. InputError names
 // the cluster file's profile key when a value is out of range.
