@@ -1,14 +1,112 @@
-// tessel calibrate: placeholder until its issue lands; says so and exits 1.
+// tessel calibrate [--backend cpu|cuda] [--out FILE] [--raw FILE] [--quick] [--name NAME]: measures
+// this machine's kernels and (under mpirun) its collectives and writes a cluster JSON with a fitted
+// `profile`. Parsing and printing only; the measurements and the fit are executor/calibrate*.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
 #include "cli/commands.h"
 #include "core/errors.h"
+#include "core/json_io.h"
+#include "executor/backends.h"
+#include "executor/calibrate.h"
+#include "executor/job_error.h"
+#include "executor/mpi_job.h"
 
 namespace tessel::cli {
 
+namespace {
+
+struct CalibrateArgs {
+    std::string backend = "cpu", out, raw, name = "cpu";
+    bool quick = false;
+    double memory_GiB = 0;
+    int sm_count = 0;
+};
+
+void check_folder(const std::string& flag, const std::string& path) {
+    if (path.empty()) return;
+    const auto dir = std::filesystem::absolute(path).parent_path();
+    if (!std::filesystem::is_directory(dir))
+        throw InputError(fmt::format("{} {}: folder {} does not exist", flag, path, dir.string()));
+}
+
+void calibrate_command(const CalibrateArgs& a) {
+    const int code = run_mpi_job("tessel calibrate", [&](std::unique_ptr<Communicator> world) {
+        const int rank = world->rank();
+        std::unique_ptr<Backend> backend;
+        agree_on_errors(*world, [&] {
+            backend = make_backend(a.backend);
+            check_folder("--out", a.out);
+            check_folder("--raw", a.raw);
+        });
+        CalibrateOptions o;
+        o.backend = a.backend;
+        o.quick = a.quick;
+        o.name = a.name;
+        o.memory_GiB = a.memory_GiB;
+        o.sm_count = a.sm_count;
+        // One progress line, rewritten in place on a terminal; one line per measurement otherwise.
+        const bool tty = isatty(STDERR_FILENO);
+        o.progress = [tty](int done, int total, const std::string& what) {
+            std::fprintf(stderr, tty ? "\r\033[K[%3d/%d] %s" : "[%3d/%d] %s\n", done + 1, total, what.c_str());
+            std::fflush(stderr);
+        };
+        if (rank == 0) {
+            fmt::print("tessel calibrate: backend {} on {} rank{}{}\n", a.backend, world->size(),
+                       world->size() > 1 ? "s" : "", a.quick ? " (--quick)" : "");
+            if (world->size() == 1)
+                fmt::print("one rank: compute only; run under mpirun -np 2 (or more) to measure collectives\n");
+            std::fflush(stdout);
+        }
+        Calibration c;
+        agree_on_errors(*world, [&] { c = calibrate(o, *backend, *world); });
+        if (rank != 0) return;
+        if (tty) std::fprintf(stderr, "\n");
+        fmt::print("\n{}", calibration_report(c));
+        const std::string cluster = to_cluster_json(c, a.name).dump(2) + "\n";
+        if (!a.raw.empty()) {
+            write_file_atomically(a.raw, to_raw_json(c).dump(2) + "\n");
+            fmt::print("wrote {}\n", a.raw);
+        }
+        if (a.out.empty()) {
+            fmt::print("\n{}", cluster);
+        } else {
+            write_file_atomically(a.out, cluster);
+            fmt::print("wrote {}\n", a.out);
+        }
+    });
+    if (code != 0) {
+        std::fflush(stdout);
+        std::exit(code);
+    }
+}
+
+}  // namespace
+
 void add_calibrate(CLI::App& app) {
-    auto* cmd = app.add_subcommand("calibrate", "(not built yet: exits 1)");
-    cmd->footer("Example (once built): tessel calibrate --backend cpu --out cpu-cluster.json");
-    cmd->allow_extras();
-    cmd->callback([] { throw RuntimeError("tessel calibrate is not built yet"); });
+    auto args = std::make_shared<CalibrateArgs>();
+    auto* cmd = app.add_subcommand("calibrate", "Measure this machine's kernels and collectives; write a cluster profile");
+    cmd->footer(
+        "Example: mpirun -np 2 tessel calibrate --backend cpu --out configs/clusters/cpu.json --raw calibrate.json\n"
+        "Under mpirun every rank measures at once (as ranks share the machine while training) and the collectives\n"
+        "(all-reduce, all-gather, reduce-scatter, send/recv) are measured between them; one rank alone measures\n"
+        "compute only. The profile's efficiencies are fitted so that the simulator reproduces the measured times.");
+    cmd->add_option("--backend", args->backend, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--out", args->out, "cluster JSON to write (atomically); default: print it");
+    cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)");
+    cmd->add_flag("--quick", args->quick, "a few seconds of measurement (tests; not a calibration)");
+    cmd->add_option("--name", args->name, "the cluster's name (default cpu)");
+    cmd->add_option("--memory-GiB", args->memory_GiB, "memory per rank (default on cpu: the host's, shared by the ranks)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--sm-count", args->sm_count, "parallel units per rank (default on cpu: 1 BLAS thread)")
+        ->check(CLI::Range(1, 1 << 16));
+    cmd->callback([args] { calibrate_command(*args); });
 }
 
 }  // namespace tessel::cli

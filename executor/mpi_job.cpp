@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "core/errors.h"
@@ -21,11 +22,27 @@ int exit_code_of(const std::exception& e) {
 
 }  // namespace
 
+namespace {
+// Open MPI 4.1 picks its basic linear MPI_Reduce_scatter_block (a reduce to one rank, then a
+// scatter) for the ZeRO gradient shards of a CPU run: 2.5 ms for an 800 KB buffer on two ranks of
+// one machine, against 0.1 ms for its butterfly (measured with calibrate's collectives). Select
+// the butterfly unless the user chose an algorithm; MCA parameters are read from the environment
+// when MPI initialises, and other MPI implementations ignore them.
+void prefer_fast_reduce_scatter() {
+    if (std::getenv("OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm") != nullptr) return;
+    setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
+    setenv("OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm", "4", 0);
+}
+}  // namespace
+
 int run_mpi_job(const char* program, const std::function<void(std::unique_ptr<Communicator> world)>& body) {
     int initialized = 0;
     TESSEL_MPI_CHECK(MPI_Initialized(&initialized));
     const bool owns_mpi = !initialized;
-    if (owns_mpi) TESSEL_MPI_CHECK(MPI_Init(nullptr, nullptr));
+    if (owns_mpi) {
+        prefer_fast_reduce_scatter();
+        TESSEL_MPI_CHECK(MPI_Init(nullptr, nullptr));
+    }
     int rank = 0, size = 1;
     TESSEL_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     TESSEL_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));

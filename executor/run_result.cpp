@@ -36,7 +36,21 @@ json to_json(const RunResult& r) {
     j["memory_GiB"] = {{"weights", r.memory.weights},       {"gradients", r.memory.gradients},
                        {"optimizer", r.memory.optimizer},   {"activations", r.memory.activations},
                        {"buffers", r.memory.buffers},       {"peak", r.memory.peak}};
-    j["time_s"] = {{"optimizer", median_after(r.optimizer_times_s, r.warmup_steps)}};
+    // The breakdown of the rank that finishes last, in the simulation result's keys where the
+    // measurement means the same; the pipeline's bubble and its transfers are measured together.
+    auto breakdown = [](const StepBreakdown& b) {
+        return json{{"compute", b.compute},           {"tp_comm_exposed", b.tp_comm},
+                    {"cp_comm_exposed", b.cp_comm},   {"bubble_and_pp_comm", b.pp_wait},
+                    {"dp_comm_exposed", b.dp_comm},   {"optimizer", b.optimizer},
+                    {"sync_wait", b.sync_wait},       {"total", b.total()}};
+    };
+    if (!r.time_per_rank.empty()) {
+        j["time_s"] = breakdown(r.time_per_rank[std::size_t(r.critical_rank)]);
+        j["critical_rank"] = r.critical_rank;
+        json per_rank = json::array();
+        for (const auto& b : r.time_per_rank) per_rank.push_back(breakdown(b));
+        j["time_s_per_rank"] = per_rank;
+    }
     j["plan"] = to_json(r.plan);
     j["model"] = to_json(r.model);
     j["cluster"] = r.cluster;

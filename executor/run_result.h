@@ -16,6 +16,20 @@ struct MemoryBreakdown {  // GiB, on the rank with the highest peak, at that pea
     double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0, peak = 0;
 };
 
+// Where one rank's step went, in seconds: the calls into each process group (waiting for the
+// peers included) and the rest. pp_wait is the pipeline's point-to-point waits — the bubble and
+// the transfers together, which a rank cannot tell apart; sync_wait is the end of the step spent
+// waiting for the slowest rank (loss reduction and the closing barrier). The parts add up to the
+// step.
+struct StepBreakdown {
+    double compute = 0;    // the pipeline's kernels: everything in the forward and backward passes but communication
+    double tp_comm = 0, cp_comm = 0, pp_wait = 0;
+    double dp_comm = 0;    // gradient reduction, ZeRO gathers, the tied embedding's gradient sum
+    double optimizer = 0;  // AdamW (the optimizer step without its communication)
+    double sync_wait = 0;
+    double total() const { return compute + tp_comm + cp_comm + pp_wait + dp_comm + optimizer + sync_wait; }
+};
+
 struct RunResult {
     ModelSpec model;
     Plan plan;
@@ -26,7 +40,11 @@ struct RunResult {
     std::uint64_t seed = 0;
     std::string data;  // "synthetic" or the token file
     std::vector<double> step_times_s, losses;
-    std::vector<double> optimizer_times_s;
+    std::vector<StepBreakdown> step_breakdowns;  // this rank's, every step (not in the JSON)
+    // Per world rank, the mean over the steps after warm-up; the critical rank is the one that
+    // waits least at the end of the step (the last to finish, whose breakdown the step follows).
+    std::vector<StepBreakdown> time_per_rank;
+    int critical_rank = 0;
     double step_time_s = 0;  // median after warm-up
     double tokens_per_step = 0;
     double model_flops_per_token = 0, hardware_flops_per_token = 0;

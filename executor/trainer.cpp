@@ -18,6 +18,7 @@
 #include "executor/peak_flops.h"
 #include "executor/pipeline_runner.h"
 #include "executor/sharding.h"
+#include "executor/timed_communicator.h"
 #include "executor/token_data.h"
 
 namespace tessel {
@@ -49,6 +50,13 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+
+// Seconds spent in calls into each kind of group (executor/timed_communicator.h).
+struct CommSeconds {
+    double tp = 0, cp = 0, pp = 0, dp = 0;
+    double total() const { return tp + cp + pp + dp; }
+    CommSeconds operator-(const CommSeconds& o) const { return {tp - o.tp, cp - o.cp, pp - o.pp, dp - o.dp}; }
+};
 
 double max_rss_bytes() {
     rusage u{};
@@ -102,6 +110,16 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     });
 
     ParallelGroups g = make_parallel_groups(p, std::move(world_comm));
+    // Seconds this rank spends in each kind of group, for the measured breakdown of a step. The
+    // tied table's gradient sum is gradient traffic like the data-parallel reduction (the
+    // simulator counts it there too).
+    CommSeconds comm;
+    g.tp = make_timed_communicator(std::move(g.tp), &comm.tp);
+    g.cp = make_timed_communicator(std::move(g.cp), &comm.cp);
+    g.pp = make_timed_communicator(std::move(g.pp), &comm.pp);
+    g.dp = make_timed_communicator(std::move(g.dp), &comm.dp);
+    g.dp_cp = make_timed_communicator(std::move(g.dp_cp), &comm.dp);
+    g.embedding = make_timed_communicator(std::move(g.embedding), &comm.dp);
     Communicator& world = *g.world;
     const RankCoords me = g.coords;
     MemoryTracker tracker;
@@ -159,6 +177,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     const bool holds_loss = me.tp == 0 && chunk_ptrs.back()->placement().last();
     RunResult r;
     for (int step = 1; step <= o.steps; ++step) {
+        const CommSeconds at_start = comm;
         const auto t0 = clock_type::now();
         PipelineStep ps;
         ps.actions = &schedule;
@@ -192,6 +211,8 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
                     throw RuntimeError(fmt::format("injected failure at step {} (test)", step));
             };
         double local_loss = run_pipeline_step(ctx, ps);
+        const double pipeline_s = since(t0);
+        const CommSeconds after_pipeline = comm;
         if (g.world_rank == o.nan_rank && step == o.nan_step && holds_loss) local_loss = std::nan("");
 
         // The step's mean loss on every rank, and whether any rank saw a non-finite one.
@@ -208,11 +229,21 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         optimizer_step(*backend, buffers, g, p.sequence_parallel, o.optimizer, step);
         backend->synchronize();
         const double opt_s = since(t_opt);
+        const CommSeconds after_optimizer = comm;
         world.barrier();  // the step ends when the slowest rank's does
         const double dt = since(t0);
         r.losses.push_back(loss_sum / global_tokens);
         r.step_times_s.push_back(dt);
-        r.optimizer_times_s.push_back(opt_s);
+        const CommSeconds in_pipeline = after_pipeline - at_start, in_optimizer = after_optimizer - after_pipeline;
+        StepBreakdown b;
+        b.tp_comm = in_pipeline.tp + in_optimizer.tp;
+        b.cp_comm = in_pipeline.cp + in_optimizer.cp;
+        b.pp_wait = in_pipeline.pp + in_optimizer.pp;
+        b.dp_comm = in_pipeline.dp + in_optimizer.dp;
+        b.compute = pipeline_s - in_pipeline.total();
+        b.optimizer = opt_s - in_optimizer.total();
+        b.sync_wait = dt - pipeline_s - opt_s;
+        r.step_breakdowns.push_back(b);
         if (g.world_rank == 0 && o.on_step) o.on_step(step, r.losses.back(), dt);
     }
 
@@ -239,6 +270,29 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
                    {"beta1", o.optimizer.beta1}, {"beta2", o.optimizer.beta2},
                    {"eps", o.optimizer.eps},     {"weight_decay", o.optimizer.weight_decay},
                    {"weight_decay_on", "weight matrices"}, {"lr_schedule", "constant"}, {"grad_clip", nullptr}};
+
+    // ---- where the steps went, per rank ----
+    StepBreakdown mean;
+    const int counted = o.steps - r.warmup_steps;
+    for (int i = r.warmup_steps; i < o.steps; ++i) {
+        const StepBreakdown& b = r.step_breakdowns[std::size_t(i)];
+        mean.compute += b.compute / counted;
+        mean.tp_comm += b.tp_comm / counted;
+        mean.cp_comm += b.cp_comm / counted;
+        mean.pp_wait += b.pp_wait / counted;
+        mean.dp_comm += b.dp_comm / counted;
+        mean.optimizer += b.optimizer / counted;
+        mean.sync_wait += b.sync_wait / counted;
+    }
+    const std::vector<double> fields[] = {
+        gather_per_rank(world, mean.compute), gather_per_rank(world, mean.tp_comm),   gather_per_rank(world, mean.cp_comm),
+        gather_per_rank(world, mean.pp_wait), gather_per_rank(world, mean.dp_comm),   gather_per_rank(world, mean.optimizer),
+        gather_per_rank(world, mean.sync_wait)};
+    for (int i = 0; i < world.size(); ++i) {
+        r.time_per_rank.push_back({fields[0][i], fields[1][i], fields[2][i], fields[3][i], fields[4][i], fields[5][i],
+                                   fields[6][i]});
+        if (r.time_per_rank[i].sync_wait < r.time_per_rank[r.critical_rank].sync_wait) r.critical_rank = i;
+    }
 
     const std::vector<double> peaks = gather_per_rank(world, double(tracker.peak()));
     r.max_rss_GiB = gather_per_rank(world, max_rss_bytes());
