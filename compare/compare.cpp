@@ -1,0 +1,200 @@
+#include "compare/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace tessel {
+
+std::optional<double> ComparedValue::error() const {
+    if (!simulated || !measured || *measured == 0) return std::nullopt;
+    return (*simulated - *measured) / *measured;
+}
+
+std::optional<double> ComparedValue::error_of_total() const {
+    if (group == CompareGroup::headline) return error();
+    if (!simulated || !measured || !total || *total <= 0) return std::nullopt;
+    return (*simulated - *measured) / *total;
+}
+
+namespace {
+
+// Numbers are >= 0 everywhere in both formats.
+double required(ObjectReader& r, const std::string& key) { return r.number(key, std::nullopt, 0.0, 1e300, false); }
+
+std::optional<double> optional_number(ObjectReader& r, const std::string& key) {
+    if (!r.has(key)) return std::nullopt;
+    return r.number(key, std::nullopt, 0.0, 1e300, false);
+}
+
+std::string describe_plan(const json& p) {
+    if (!p.is_object()) return "";
+    auto i = [&](const char* k) { return p.contains(k) && p[k].is_number() ? p[k].get<long long>() : 0LL; };
+    auto s = [&](const char* k) { return p.contains(k) && p[k].is_string() ? p[k].get<std::string>() : std::string("?"); };
+    return fmt::format("tp{} pp{} dp{} cp{} zero{}, microbatch {}, global batch {}, seq {}, {}", i("tp"), i("pp"), i("dp"),
+                       i("cp"), i("zero_stage"), i("microbatch_size"), i("global_batch_size"), i("seq_length"),
+                       s("schedule"));
+}
+
+// The plan keys whose difference makes a comparison of two different things.
+std::vector<std::string> plan_differences(const json& a, const json& b) {
+    std::vector<std::string> out;
+    if (!a.is_object() || !b.is_object()) return out;
+    for (const char* k : {"tp", "pp", "dp", "cp", "zero_stage", "microbatch_size", "global_batch_size", "seq_length",
+                          "virtual_stages", "schedule", "recompute", "sequence_parallel", "placement"})
+        if (a.contains(k) && b.contains(k) && a[k] != b[k])
+            out.push_back(fmt::format("{} (simulated {}, measured {})", k, a[k].dump(), b[k].dump()));
+    return out;
+}
+
+std::string percent(std::optional<double> x) { return x ? fmt::format("{:+.1f}%", 100 * *x) : "-"; }
+
+std::string value(std::optional<double> x, const std::string& unit) {
+    if (!x) return "not measured";
+    if (unit.empty()) return fmt::format("{:.2f}%", 100 * *x);
+    return fmt::format("{:.4g}", *x);
+}
+
+}  // namespace
+
+Comparison compare_results(const json& sim, const std::string& sim_file, const json& meas, const std::string& meas_file) {
+    ObjectReader s(sim, sim_file), m(meas, meas_file);
+    if (s.has("step_times_s"))
+        throw input_error(sim_file, "step_times_s",
+                          "a simulation result (tessel simulate --json), not a measured run (pass it as --measured)");
+    if (!m.has("step_times_s"))
+        throw input_error(meas_file, "step_times_s", "a measured run (tessel run --out) with its per-step times");
+
+    Comparison c;
+    c.simulated_file = sim_file;
+    c.measured_file = meas_file;
+    const double sim_step = required(s, "step_time_s"), meas_step = required(m, "step_time_s");
+    ObjectReader st = s.object("time_s");
+    const double compute = required(st, "compute"), recompute = required(st, "recompute"), bubble = required(st, "bubble"),
+                 tp = required(st, "tp_comm_exposed"), pp = required(st, "pp_comm_exposed"),
+                 dp = required(st, "dp_comm_exposed"), optimizer = required(st, "optimizer");
+    const double cp = optional_number(st, "cp_comm_exposed").value_or(0.0);
+    ObjectReader sm = s.object("memory_GiB");
+    ObjectReader mm = m.object("memory_GiB");
+    const double sim_mfu = required(s, "mfu"), meas_mfu = required(m, "mfu");
+    if (s.has("critical_rank")) c.simulated_critical_rank = int(s.integer("critical_rank", std::nullopt, 0));
+    if (m.has("critical_rank")) c.measured_critical_rank = int(m.integer("critical_rank", std::nullopt, 0));
+    if (s.has("model") && s.raw("model").is_object()) c.model = s.raw("model").value("name", "");
+    if (c.model.empty() && m.has("model") && m.raw("model").is_object()) c.model = m.raw("model").value("name", "");
+    const json no_plan;
+    const json& sim_plan = s.has("plan") ? s.raw("plan") : no_plan;
+    const json& meas_plan = m.has("plan") ? m.raw("plan") : no_plan;
+    c.plan = describe_plan(sim_plan.is_object() ? sim_plan : meas_plan);
+
+    auto row = [&](std::string name, std::string key, std::string unit, CompareGroup g, std::optional<double> sv,
+                   std::optional<double> mv, std::optional<double> total, std::string note = "") {
+        c.rows.push_back({std::move(name), std::move(key), std::move(unit), g, sv, mv, total, std::move(note)});
+    };
+    using G = CompareGroup;
+    row("step time", "step_time_s", "s", G::headline, sim_step, meas_step, std::nullopt, "measured: median after warm-up");
+
+    // Time on the rank that finishes last (each side its own).
+    std::optional<ObjectReader> mt;
+    if (m.has("time_s")) mt = m.object("time_s");
+    auto measured_time = [&](const std::string& key) { return mt ? optional_number(*mt, key) : std::nullopt; };
+    row("compute", "time_s.compute", "s", G::time, compute + recompute, measured_time("compute"), meas_step,
+        recompute > 0 ? "simulated compute + recompute" : "");
+    row("TP comm (exposed)", "time_s.tp_comm_exposed", "s", G::time, tp, measured_time("tp_comm_exposed"), meas_step);
+    row("CP comm (exposed)", "time_s.cp_comm_exposed", "s", G::time, cp, measured_time("cp_comm_exposed"), meas_step);
+    if (measured_time("bubble") || !measured_time("bubble_and_pp_comm")) {
+        row("pipeline bubble", "time_s.bubble", "s", G::time, bubble, measured_time("bubble"), meas_step);
+        row("PP comm (exposed)", "time_s.pp_comm_exposed", "s", G::time, pp, measured_time("pp_comm_exposed"), meas_step);
+    } else {
+        row("pipeline bubble + PP comm", "time_s.bubble_and_pp_comm", "s", G::time, bubble + pp,
+            measured_time("bubble_and_pp_comm"), meas_step, "one wait on the measured rank");
+    }
+    row("DP comm (exposed)", "time_s.dp_comm_exposed", "s", G::time, dp, measured_time("dp_comm_exposed"), meas_step);
+    row("optimizer", "time_s.optimizer", "s", G::time, optimizer, measured_time("optimizer"), meas_step,
+        mt ? "" : "measured: the optimizer step with its communication");
+    if (measured_time("sync_wait"))
+        row("waiting for other ranks", "time_s.sync_wait", "s", G::time, 0.0, measured_time("sync_wait"), meas_step,
+            "the simulated critical rank never waits");
+
+    const double sim_peak = required(sm, "peak"), meas_peak = required(mm, "peak");
+    row("peak memory per rank", "memory_GiB.peak", "GiB", G::headline, sim_peak, meas_peak, std::nullopt,
+        "the busiest rank");
+    for (const char* kind : {"weights", "gradients", "optimizer", "activations", "buffers"})
+        row(kind, std::string("memory_GiB.") + kind, "GiB", G::memory, required(sm, kind), optional_number(mm, kind),
+            meas_peak);
+
+    std::string mfu_note;
+    if (m.has("peak_tflops_used") && s.has("cluster") && s.raw("cluster").is_object())
+        mfu_note = fmt::format("measured against {:.4g} TFLOP/s ({})", required(m, "peak_tflops_used"),
+                               m.has("peak_tflops_source") ? m.string("peak_tflops_source") : "its peak");
+    row("MFU", "mfu", "", G::headline, sim_mfu, meas_mfu, std::nullopt, mfu_note);
+
+    // The verdict: the headline errors and the row whose error weighs most.
+    for (std::size_t i = 0; i < c.rows.size(); ++i) {
+        const auto e = c.rows[i].error_of_total();
+        if (e && (!c.largest || std::abs(*e) > std::abs(*c.rows[*c.largest].error_of_total()))) c.largest = i;
+    }
+    c.verdict = fmt::format("step time {} ({:.4g} s simulated, {:.4g} s measured), peak memory {}", percent(c.rows[0].error()),
+                            sim_step, meas_step, percent((*std::find_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
+                                                             return r.key == "memory_GiB.peak";
+                                                         })).error()));
+    if (c.largest) {
+        const ComparedValue& r = c.rows[*c.largest];
+        const std::string scale = r.group == G::time     ? " of the measured step"
+                                  : r.group == G::memory ? " of the measured peak"
+                                                         : "";
+        c.verdict += fmt::format("; largest error: {} {}{} ({} simulated, {} measured)", r.name,
+                                 percent(r.error_of_total()), scale, value(r.simulated, r.unit), value(r.measured, r.unit));
+    }
+    for (const auto& d : plan_differences(sim_plan, meas_plan)) c.verdict += "; plans differ: " + d;
+    return c;
+}
+
+std::string format_comparison(const Comparison& c) {
+    std::ostringstream o;
+    o << fmt::format("compare: {}{}\n", c.model.empty() ? "" : c.model + ", ", c.plan);
+    o << fmt::format("  simulated {}{}\n", c.simulated_file,
+                     c.simulated_critical_rank >= 0 ? fmt::format(" (breakdown of pipeline rank {}, the last to finish)",
+                                                                  c.simulated_critical_rank)
+                                                    : "");
+    o << fmt::format("  measured  {}{}\n", c.measured_file,
+                     c.measured_critical_rank >= 0 ? fmt::format(" (breakdown of world rank {}, the last to finish)",
+                                                                 c.measured_critical_rank)
+                                                   : "");
+    o << fmt::format("\n{:<28} {:>4} {:>12} {:>14} {:>9} {:>10}\n", "", "", "simulated", "measured", "error",
+                     "of total");
+    for (const auto& r : c.rows) {
+        const bool sub = r.group != CompareGroup::headline;
+        const std::string name = (sub ? "  " : "") + r.name;
+        const std::string of_total = r.group == CompareGroup::headline ? "" : percent(r.error_of_total());
+        o << fmt::format("{:<28} {:>4} {:>12} {:>14} {:>9} {:>10}{}\n", name, r.unit, value(r.simulated, r.unit),
+                         value(r.measured, r.unit), percent(r.error()), of_total, r.note.empty() ? "" : "  " + r.note);
+        if (r.key == "step_time_s") o << "time on the rank that finishes last (of total: share of the measured step)\n";
+        if (r.key == "memory_GiB.peak") o << "memory by kind on the busiest rank (of total: share of the measured peak)\n";
+    }
+    o << "\nverdict: " << c.verdict << "\n";
+    return o.str();
+}
+
+json to_json(const Comparison& c) {
+    json rows = json::array();
+    auto opt = [](std::optional<double> x) { return x ? json(*x) : json(nullptr); };
+    for (const auto& r : c.rows)
+        rows.push_back({{"name", r.name},
+                        {"key", r.key},
+                        {"unit", r.unit},
+                        {"simulated", opt(r.simulated)},
+                        {"measured", opt(r.measured)},
+                        {"error", opt(r.error())},
+                        {"error_of_total", opt(r.error_of_total())},
+                        {"note", r.note}});
+    json j = {{"simulated", c.simulated_file}, {"measured", c.measured_file}, {"model", c.model}, {"plan", c.plan},
+              {"rows", rows},                  {"verdict", c.verdict}};
+    if (c.largest) j["largest_error"] = c.rows[*c.largest].key;
+    return j;
+}
+
+}  // namespace tessel

@@ -1,0 +1,53 @@
+// compare: a simulation result against a measured run of the same plan (DESIGN.md formats), side
+// by side per component — step time, compute, exposed communication (tensor, context, pipeline,
+// data parallel), pipeline bubble, optimizer, memory per rank by kind, MFU — each with its error,
+// and a one-line verdict naming the largest error.
+//
+// Errors are (simulated - measured) / measured. A time component's error is also given as a share
+// of the measured step (what it costs the step-time prediction), and memory kinds as a share of the
+// measured peak; the verdict names the row whose error is largest on that scale. A component the
+// measured run does not break out is "not measured", never estimated. The measured run's
+// pipeline bubble and point-to-point transfers are one wait (a rank cannot tell them apart), so
+// they are compared as one row against the simulated bubble plus exposed pipeline communication.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+
+namespace tessel {
+
+enum class CompareGroup { headline, time, memory };
+
+struct ComparedValue {
+    std::string name;  // "step time", "compute", "peak memory", ...
+    std::string key;   // machine-readable: "step_time_s", "time_s.compute", ...
+    std::string unit;  // "s", "GiB", "" (a fraction)
+    CompareGroup group = CompareGroup::time;
+    std::optional<double> simulated, measured;
+    std::optional<double> total;  // what error_of_total divides by: the measured step, or peak memory
+    std::string note;
+    std::optional<double> error() const;           // (simulated - measured) / measured
+    std::optional<double> error_of_total() const;  // (simulated - measured) / total; the headline rows: error()
+};
+
+struct Comparison {
+    std::string simulated_file, measured_file;
+    std::string model, plan;
+    int simulated_critical_rank = -1, measured_critical_rank = -1;
+    std::vector<ComparedValue> rows;
+    std::optional<std::size_t> largest;  // index of the row with the largest |error_of_total|
+    std::string verdict;
+};
+
+// InputError (exit 2) naming the file and the key for a missing or mistyped key, or a file of the
+// other kind (a measured run passed as the simulation, or the reverse).
+Comparison compare_results(const json& simulated, const std::string& simulated_file, const json& measured,
+                           const std::string& measured_file);
+
+std::string format_comparison(const Comparison& c);  // the side-by-side table and the verdict
+json to_json(const Comparison& c);
+
+}  // namespace tessel
