@@ -6,6 +6,13 @@
 
 namespace tessel {
 
+namespace {
+// Microbatches in flight between their forward and backward: a pipeline stage's warm-up depth, or
+// a data-parallel rank's accumulation steps. Their activations, not one microbatch's, are what
+// the backward reads back.
+constexpr int kMicrobatches = 4;
+}  // namespace
+
 LayerSequenceSample measure_layer_sequence(Backend& be, int T, int C, const TimingBudget& timing) {
     const DeviceMemory mem{&be, nullptr};
     const int F = 4 * C, D = C <= 256 ? 32 : 64, H = C / D;
@@ -25,68 +32,84 @@ LayerSequenceSample measure_layer_sequence(Backend& be, int T, int C, const Timi
     auto g_wq = array(cc, 0), g_wk = array(cc, 0), g_wv = array(cc, 0), g_wo = array(cc, 0);
     auto g_bq = array(C, 0), g_bk = array(C, 0), g_bv = array(C, 0), g_bo = array(C, 0);
     auto g_wup = array(fc, 0), g_bup = array(F, 0), g_wdown = array(fc, 0), g_bdown = array(C, 0);
-    auto x = array(tc, 0.1f), ln1 = array(tc, 0), mean1 = array(T, 0), rstd1 = array(T, 1);
-    auto q = array(tc, 0), k = array(tc, 0), v = array(tc, 0), att = array(tc, 0), lse = array(std::size_t(B) * H * S, 0);
-    auto proj = array(tc, 0), x2 = array(tc, 0), ln2 = array(tc, 0), mean2 = array(T, 0), rstd2 = array(T, 1);
-    auto up = array(tf, 0), act = array(tf, 0), down = array(tc, 0), out = array(tc, 0);
+    // Each microbatch in flight keeps its own activations until its backward; the gradients
+    // flowing back are transient.
+    struct Acts {
+        DeviceArray<float> x, ln1, mean1, rstd1, q, k, v, att, lse, proj, x2, ln2, mean2, rstd2, up, act, down, out;
+    };
+    std::vector<Acts> acts;
+    for (int m = 0; m < kMicrobatches; ++m)
+        acts.push_back({array(tc, 0.1f), array(tc, 0), array(T, 0), array(T, 1), array(tc, 0), array(tc, 0), array(tc, 0),
+                        array(tc, 0), array(std::size_t(B) * H * S, 0), array(tc, 0), array(tc, 0), array(tc, 0),
+                        array(T, 0), array(T, 1), array(tf, 0), array(tf, 0), array(tc, 0), array(tc, 0)});
     auto dout = array(tc, 0.01f), dact = array(tf, 0), dup = array(tf, 0), dln2 = array(tc, 0), dx2 = array(tc, 0);
     auto datt = array(tc, 0), dq = array(tc, 0), dk = array(tc, 0), dv = array(tc, 0), dln1 = array(tc, 0), dx = array(tc, 0);
 
     // The executor's GPT layer (executor/layers), kernel by kernel: forward, then backward with
     // its zeroed gradient buffers.
-    const std::vector<std::function<void()>> kernels = {
-        [&] { be.layernorm_forward(ln1.data(), mean1.data(), rstd1.data(), x.data(), ln1w.data(), ln1b.data(), T, C); },
-        [&] { be.matmul_forward(q.data(), ln1.data(), wq.data(), bq.data(), T, C, C); },
-        [&] { be.matmul_forward(k.data(), ln1.data(), wk.data(), bk.data(), T, C, C); },
-        [&] { be.matmul_forward(v.data(), ln1.data(), wv.data(), bv.data(), T, C, C); },
-        [&] { be.attention_forward(att.data(), lse.data(), q.data(), k.data(), v.data(), B, S, H, H, D); },
-        [&] { be.matmul_forward(proj.data(), att.data(), wo.data(), bo.data(), T, C, C); },
-        [&] { be.add(x2.data(), proj.data(), x.data(), tc); },
-        [&] { be.layernorm_forward(ln2.data(), mean2.data(), rstd2.data(), x2.data(), ln2w.data(), ln2b.data(), T, C); },
-        [&] { be.matmul_forward(up.data(), ln2.data(), wup.data(), bup.data(), T, C, F); },
-        [&] { be.gelu_forward(act.data(), up.data(), tf); },
-        [&] { be.matmul_forward(down.data(), act.data(), wdown.data(), bdown.data(), T, F, C); },
-        [&] { be.add(out.data(), down.data(), x2.data(), tc); },
-        [&] { be.fill_zero(dact.data(), dact.bytes()); },
-        [&] { be.matmul_backward(dact.data(), g_wdown.data(), g_bdown.data(), dout.data(), act.data(), wdown.data(), T, F, C); },
-        [&] { be.fill_zero(dup.data(), dup.bytes()); },
-        [&] { be.gelu_backward(dup.data(), up.data(), dact.data(), tf); },
-        [&] { be.fill_zero(dln2.data(), dln2.bytes()); },
-        [&] { be.matmul_backward(dln2.data(), g_wup.data(), g_bup.data(), dup.data(), ln2.data(), wup.data(), T, C, F); },
-        [&] { be.copy(dx2.data(), dout.data(), dx2.bytes()); },
-        [&] {
-            be.layernorm_backward(dx2.data(), g_ln2w.data(), g_ln2b.data(), dln2.data(), x2.data(), ln2w.data(),
-                                  mean2.data(), rstd2.data(), T, C);
+    using Kernel = std::function<void(Acts&)>;
+    const std::vector<Kernel> forward = {
+        [&](Acts& a) { be.layernorm_forward(a.ln1.data(), a.mean1.data(), a.rstd1.data(), a.x.data(), ln1w.data(), ln1b.data(), T, C); },
+        [&](Acts& a) { be.matmul_forward(a.q.data(), a.ln1.data(), wq.data(), bq.data(), T, C, C); },
+        [&](Acts& a) { be.matmul_forward(a.k.data(), a.ln1.data(), wk.data(), bk.data(), T, C, C); },
+        [&](Acts& a) { be.matmul_forward(a.v.data(), a.ln1.data(), wv.data(), bv.data(), T, C, C); },
+        [&](Acts& a) { be.attention_forward(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, S, H, H, D); },
+        [&](Acts& a) { be.matmul_forward(a.proj.data(), a.att.data(), wo.data(), bo.data(), T, C, C); },
+        [&](Acts& a) { be.add(a.x2.data(), a.proj.data(), a.x.data(), tc); },
+        [&](Acts& a) { be.layernorm_forward(a.ln2.data(), a.mean2.data(), a.rstd2.data(), a.x2.data(), ln2w.data(), ln2b.data(), T, C); },
+        [&](Acts& a) { be.matmul_forward(a.up.data(), a.ln2.data(), wup.data(), bup.data(), T, C, F); },
+        [&](Acts& a) { be.gelu_forward(a.act.data(), a.up.data(), tf); },
+        [&](Acts& a) { be.matmul_forward(a.down.data(), a.act.data(), wdown.data(), bdown.data(), T, F, C); },
+        [&](Acts& a) { be.add(a.out.data(), a.down.data(), a.x2.data(), tc); },
+    };
+    const std::vector<Kernel> backward = {
+        [&](Acts&) { be.fill_zero(dact.data(), dact.bytes()); },
+        [&](Acts& a) { be.matmul_backward(dact.data(), g_wdown.data(), g_bdown.data(), dout.data(), a.act.data(), wdown.data(), T, F, C); },
+        [&](Acts&) { be.fill_zero(dup.data(), dup.bytes()); },
+        [&](Acts& a) { be.gelu_backward(dup.data(), a.up.data(), dact.data(), tf); },
+        [&](Acts&) { be.fill_zero(dln2.data(), dln2.bytes()); },
+        [&](Acts& a) { be.matmul_backward(dln2.data(), g_wup.data(), g_bup.data(), dup.data(), a.ln2.data(), wup.data(), T, C, F); },
+        [&](Acts&) { be.copy(dx2.data(), dout.data(), dx2.bytes()); },
+        [&](Acts& a) {
+            be.layernorm_backward(dx2.data(), g_ln2w.data(), g_ln2b.data(), dln2.data(), a.x2.data(), ln2w.data(),
+                                  a.mean2.data(), a.rstd2.data(), T, C);
         },
-        [&] { be.fill_zero(datt.data(), datt.bytes()); },
-        [&] { be.matmul_backward(datt.data(), g_wo.data(), g_bo.data(), dx2.data(), att.data(), wo.data(), T, C, C); },
-        [&] {
+        [&](Acts&) { be.fill_zero(datt.data(), datt.bytes()); },
+        [&](Acts& a) { be.matmul_backward(datt.data(), g_wo.data(), g_bo.data(), dx2.data(), a.att.data(), wo.data(), T, C, C); },
+        [&](Acts&) {
             be.fill_zero(dq.data(), dq.bytes());
             be.fill_zero(dk.data(), dk.bytes());
             be.fill_zero(dv.data(), dv.bytes());
         },
-        [&] {
-            be.attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), q.data(), k.data(), v.data(), att.data(),
-                                  lse.data(), B, S, H, H, D);
+        [&](Acts& a) {
+            be.attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), a.q.data(), a.k.data(), a.v.data(),
+                                  a.att.data(), a.lse.data(), B, S, H, H, D);
         },
-        [&] { be.fill_zero(dln1.data(), dln1.bytes()); },
-        [&] { be.matmul_backward(dln1.data(), g_wq.data(), g_bq.data(), dq.data(), ln1.data(), wq.data(), T, C, C); },
-        [&] { be.matmul_backward(dln1.data(), g_wk.data(), g_bk.data(), dk.data(), ln1.data(), wk.data(), T, C, C); },
-        [&] { be.matmul_backward(dln1.data(), g_wv.data(), g_bv.data(), dv.data(), ln1.data(), wv.data(), T, C, C); },
-        [&] { be.copy(dx.data(), dx2.data(), dx.bytes()); },
-        [&] {
-            be.layernorm_backward(dx.data(), g_ln1w.data(), g_ln1b.data(), dln1.data(), x.data(), ln1w.data(),
-                                  mean1.data(), rstd1.data(), T, C);
+        [&](Acts&) { be.fill_zero(dln1.data(), dln1.bytes()); },
+        [&](Acts& a) { be.matmul_backward(dln1.data(), g_wq.data(), g_bq.data(), dq.data(), a.ln1.data(), wq.data(), T, C, C); },
+        [&](Acts& a) { be.matmul_backward(dln1.data(), g_wk.data(), g_bk.data(), dk.data(), a.ln1.data(), wk.data(), T, C, C); },
+        [&](Acts& a) { be.matmul_backward(dln1.data(), g_wv.data(), g_bv.data(), dv.data(), a.ln1.data(), wv.data(), T, C, C); },
+        [&](Acts&) { be.copy(dx.data(), dx2.data(), dx.bytes()); },
+        [&](Acts& a) {
+            be.layernorm_backward(dx.data(), g_ln1w.data(), g_ln1b.data(), dln1.data(), a.x.data(), ln1w.data(),
+                                  a.mean1.data(), a.rstd1.data(), T, C);
         },
     };
     LayerSequenceSample s{T, C, H, 0, 0};
-    for (const auto& kernel : kernels) s.isolated_seconds += call_seconds(be, kernel, timing).median;
+    for (const auto& kernel : forward) s.isolated_seconds += call_seconds(be, [&] { kernel(acts[0]); }, timing).median;
+    for (const auto& kernel : backward) s.isolated_seconds += call_seconds(be, [&] { kernel(acts[0]); }, timing).median;
+    // A step's order: the forwards of the microbatches in flight, then their backwards.
     s.sequence_seconds = call_seconds(
-                             be, [&] {
-                                 for (const auto& kernel : kernels) kernel();
+                             be,
+                             [&] {
+                                 for (Acts& a : acts)
+                                     for (const auto& kernel : forward) kernel(a);
+                                 for (auto it = acts.rbegin(); it != acts.rend(); ++it)
+                                     for (const auto& kernel : backward) kernel(*it);
                              },
                              timing)
-                             .median;
+                             .median /
+                         kMicrobatches;
     return s;
 }
 

@@ -1,6 +1,7 @@
 // calibrate's layer benchmark: the kernels of one GPT-style transformer layer (layernorm, Q/K/V,
-// causal attention, output projection, residual adds, MLP with GeLU), forward then backward, run
-// back to back as a training step runs them, against the sum of the same kernels timed one by one.
+// causal attention, output projection, residual adds, MLP with GeLU), run back to back as a
+// training step runs them — the forwards of several microbatches, then their backwards — against
+// the sum of the same kernels timed one by one.
 // In a step, each kernel finds its operands where the previous kernels left them (evicted from the
 // caches, or on a GPU sharing L2 and HBM with its neighbours), so the sequence runs slower than its
 // kernels do alone: the ratio is the part of the isolated rates a step keeps, which the profile's
@@ -18,7 +19,7 @@ namespace tessel {
 
 struct LayerSequenceSample {
     int tokens = 0, hidden = 0, heads = 0;
-    double sequence_seconds = 0;  // the layer's forward and backward, back to back
+    double sequence_seconds = 0;  // one microbatch's forward and backward, back to back (per microbatch)
     double isolated_seconds = 0;  // the sum of the same kernels, each timed alone
     double kept() const { return sequence_seconds > 0 ? isolated_seconds / sequence_seconds : 1.0; }
 };
