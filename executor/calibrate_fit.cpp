@@ -157,10 +157,12 @@ void fit_link(const std::vector<CollectiveSample>& c, FittedProfile& f) {
     if (rows.empty()) return;
     // x = (seconds per bus byte, hop latency, call latency), none negative: drop a latency term
     // that comes out negative and fit again.
+    // Samples of one collective on one group size cannot tell the hop term from the call term
+    // (the matrix is singular): then the hop term goes first.
     std::array<bool, 3> use{true, true, true};
     std::array<double, 3> x = solve_relative(rows, use);
     for (int i : {1, 2})
-        if (x[i] < 0) {
+        if (x[i] < 0 || x[0] <= 0) {
             use[i] = false;
             x = solve_relative(rows, use);
         }

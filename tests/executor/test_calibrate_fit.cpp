@@ -1,0 +1,175 @@
+// calibrate's fit (executor/calibrate_fit.h) against measurements synthesised from known
+// parameters: each fit must give the parameters back. The synthetic times are written out here
+// from the model each fit documents, not taken from the fit itself.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "executor/calibrate_fit.h"
+#include "simulator/collectives.h"
+#include "simulator/compute_cost.h"
+
+namespace tessel {
+namespace {
+
+constexpr double kPeak = 100e9;     // FLOP/s
+constexpr double kLaunch = 2e-6;    // s
+
+KernelMeasurements gemms_from(double efficiency, double k_overhead) {
+    KernelMeasurements k;
+    k.peak_flops = kPeak;
+    k.launch_s = kLaunch;
+    for (int h : {128, 256, 512, 1024})
+        for (int t : {256, 1024}) {
+            for (auto [m, n, kk] : {std::array{t, 3 * h, h}, std::array{t, 4 * h, h}, std::array{t, h, 4 * h}}) {
+                GemmSample g{"layer", m, n, kk, 0};
+                g.seconds = g.flops() / (kPeak * efficiency * kk / (kk + k_overhead)) + kLaunch;
+                k.gemms.push_back(g);
+            }
+        }
+    return k;
+}
+
+TEST(CalibrateFit, GemmRecoversEfficiencyWithoutKOverhead) {
+    const FittedProfile f = fit_profile(gemms_from(0.8, 0.0), {}, 1);
+    EXPECT_NEAR(f.peak_flops, kPeak, 1e-6 * kPeak);  // no sample beats the square peak
+    EXPECT_NEAR(f.gemm_max_efficiency, 0.8, 1e-6);
+    EXPECT_EQ(f.gemm_k_overhead, 0.0);
+    EXPECT_LT(f.gemm_error, 1e-6);
+}
+
+TEST(CalibrateFit, GemmRecoversKOverhead) {
+    // 64 elements of K lost per call: a 128-deep GEMM runs at 2/3 of a deep one.
+    const FittedProfile f = fit_profile(gemms_from(0.9, 64.0), {}, 1);
+    EXPECT_NEAR(f.gemm_max_efficiency, 0.9, 0.01);
+    EXPECT_NEAR(f.gemm_k_overhead, 64.0, 3.0);  // the search grid is logarithmic, ~4% per step
+    EXPECT_LT(f.gemm_error, 0.01);
+}
+
+TEST(CalibrateFit, GemmTableHoldsEachShapesOwnEfficiency) {
+    const KernelMeasurements k = gemms_from(0.5, 0.0);
+    const FittedProfile f = fit_profile(k, {}, 1);
+    ASSERT_EQ(f.gemm_table.size(), k.gemms.size());
+    for (std::size_t i = 0; i < k.gemms.size(); ++i) {
+        EXPECT_EQ(f.gemm_table[i].m, k.gemms[i].m);
+        // The launch cost is taken off before the rate is formed: exactly the efficiency.
+        EXPECT_NEAR(f.gemm_table[i].efficiency, 0.5, 1e-9);
+    }
+}
+
+TEST(CalibrateFit, StreamingEfficiencyIsTotalBytesOverTotalTime) {
+    KernelMeasurements k;
+    k.stream_Bps = 40e9;
+    k.launch_s = kLaunch;
+    for (double bytes : {1e5, 1e6, 1e7})
+        k.streaming.push_back({"gelu_forward", "", bytes, bytes / (0.5 * 40e9) + kLaunch});
+    const FittedProfile f = fit_profile(k, {}, 1);
+    EXPECT_NEAR(f.memory_bandwidth_efficiency, 0.5, 1e-9);
+    EXPECT_NEAR(f.memory_bandwidth_Bps, 40e9, 1);
+    EXPECT_LT(f.streaming_error, 1e-9);
+}
+
+// The alpha-beta model of comm_cost.cpp, written out: bus factor x S / bw + steps x hop + call.
+double alpha_beta(Collective op, int n, double bytes, double bw, double hop, double call) {
+    const double steps = op == Collective::all_reduce ? 2.0 * (n - 1) : op == Collective::send_recv ? 1.0 : n - 1.0;
+    return bus_bandwidth_factor(op, n) * bytes / bw + steps * hop + call;
+}
+
+TEST(CalibrateFit, LinkRecoversBandwidthAndLatencies) {
+    const double bw = 10e9, hop = 2e-6, call = 5e-6;
+    std::vector<CollectiveSample> c;
+    for (int n : {2, 4})
+        for (Collective op : kCalibratedCollectives)
+            for (double s = 1 << 10; s <= (1 << 26); s *= 4) {
+                CollectiveSample x;
+                x.op = op;
+                x.ranks = n;
+                x.bytes = s;
+                x.seconds = alpha_beta(op, n, s, bw, hop, call);
+                c.push_back(x);
+            }
+    const FittedProfile f = fit_profile(KernelMeasurements{}, c, 1);
+    ASSERT_TRUE(f.has_link);
+    EXPECT_NEAR(f.link_bandwidth_Bps / bw, 1.0, 1e-6);
+    EXPECT_NEAR(f.hop_latency_s / hop, 1.0, 1e-4);
+    EXPECT_NEAR(f.collective_latency_s / call, 1.0, 1e-4);
+    EXPECT_LT(f.collective_error, 1e-6);
+}
+
+TEST(CalibrateFit, NoLinkFromOneRank) {
+    EXPECT_FALSE(fit_profile(KernelMeasurements{}, {}, 1).has_link);
+}
+
+TEST(CalibrateFit, SharedCoresAndLayerSequenceDerateWhatAStepKeeps) {
+    KernelMeasurements k = gemms_from(0.8, 0.0);
+    k.stream_Bps = 40e9;
+    k.streaming.push_back({"residual_add", "", 1e7, 1e7 / 40e9});
+    k.cpu_share = 0.9;
+    // A layer run back to back takes 1.25x its kernels alone: it keeps 0.8.
+    k.layers.push_back({256, 128, 4, 1.25, 1.0});
+    std::vector<CollectiveSample> c;
+    for (double s : {1e4, 1e6}) {
+        CollectiveSample x;
+        x.op = Collective::all_reduce;
+        x.ranks = 2;
+        x.bytes = s;
+        x.seconds = alpha_beta(Collective::all_reduce, 2, s, 10e9, 0, 0);
+        c.push_back(x);
+    }
+    const FittedProfile f = fit_profile(k, c, 1);
+    EXPECT_NEAR(f.sustained_clock_fraction, 0.9 * 0.8, 1e-9);
+    EXPECT_NEAR(f.memory_bandwidth_efficiency, 0.9 * 0.8, 1e-9);  // streamed at 1.0 alone
+    EXPECT_NEAR(f.kernel_launch_s, kLaunch / 0.9, 1e-15);
+    EXPECT_NEAR(f.link_bandwidth_Bps, 0.9 * 10e9, 1e-3 * 10e9);
+}
+
+TEST(CalibrateFit, AttentionEfficiencyUndoesTheSimulatorsRamp) {
+    // Times made with a constant long-sequence efficiency times the simulator's own ramp: the fit
+    // must return that constant for every shape.
+    KernelMeasurements k;
+    k.peak_flops = kPeak;
+    for (int seq : {128, 256, 512})
+        for (int d : {32, 64}) {
+            AttentionSample a{8, seq, d, 0, 0};
+            const double flops = simulator_attention_forward_flops(8, seq, d);
+            const double rate = kPeak * simulator_attention_ramp(8, seq, d, 1);
+            a.forward_seconds = flops / (rate * 0.6);
+            a.backward_seconds = 2.5 * flops / (rate * 0.4);
+            k.attention.push_back(a);
+        }
+    const FittedProfile f = fit_profile(k, {}, 1);
+    EXPECT_NEAR(f.attention_forward_efficiency, 0.6, 1e-9);
+    EXPECT_NEAR(f.attention_backward_efficiency, 0.4, 1e-9);
+    EXPECT_LT(f.attention_error, 1e-9);
+}
+
+// calibrate mirrors the simulator's attention ramp and FLOP count (it may not call the
+// simulator); the two must agree or the fitted efficiency means something else to the simulator.
+TEST(CalibrateFit, AttentionRampMatchesTheSimulator) {
+    GpuSpec gpu;
+    gpu.name = "test";
+    gpu.memory_GiB = 1;
+    gpu.memory_bandwidth_GBps = 1e6;  // compute-bound: the time is flops / rate
+    gpu.peak_tflops[Precision::fp32] = 1;
+    gpu.peak_tflops[Precision::bf16] = 1;
+    for (int sms : {1, 7, 132}) {
+        HardwareEfficiency eff;
+        eff.sm_count = sms;
+        eff.attention_forward_efficiency = 1.0;
+        eff.attention_backward_efficiency = 1.0;
+        const ComputeModel model(gpu, eff, Precision::bf16);
+        for (int seq : {64, 128, 1000, 4096})
+            for (int d : {32, 64, 128}) {
+                AttentionShape a;
+                a.batch_heads = 8;
+                a.seq_q = a.seq_kv = seq;
+                a.head_dim = d;
+                EXPECT_NEAR(model.attention_efficiency(a, true), simulator_attention_ramp(8, seq, d, sms), 1e-12)
+                    << "sms " << sms << " seq " << seq << " d " << d;
+                EXPECT_NEAR(a.forward_flops(), simulator_attention_forward_flops(8, seq, d), 1e-6 * a.forward_flops());
+            }
+    }
+}
+
+}  // namespace
+}  // namespace tessel
