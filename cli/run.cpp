@@ -21,7 +21,7 @@ namespace tessel::cli {
 namespace {
 
 struct RunArgs {
-    std::string model, cluster, backend = "cpu", data, out;
+    std::string model, cluster, backend = "cpu", comm = "auto", data, out;
     PlanFlags plan;
     int steps = 10;
     std::uint64_t seed = 1234;
@@ -54,7 +54,8 @@ void run_command(const RunArgs& a) {
             o.plan_origin = a.plan.plan_file.empty() ? "command line" : a.plan.plan_file;
             if (!a.cluster.empty()) {
                 ClusterSpec c = load_cluster(a.cluster);
-                const Precision computed = a.backend == "cpu" ? Precision::fp32 : o.plan.precision;
+                // Both backends compute in fp32 (kernels/backend.h is an fp32 interface).
+                const Precision computed = Precision::fp32;
                 const double peak = c.gpu.peak(computed);
                 if (peak > 0) {
                     o.peak_tflops = peak;
@@ -72,11 +73,13 @@ void run_command(const RunArgs& a) {
         o.seed = a.seed;
         o.data_path = a.data;
         o.backend = a.backend;
+        o.comm = a.comm;
         if (rank == 0) {
             fmt::print("tessel run: {} ({}), {} on {} rank{}, backend {}\n", o.model.name, o.plan.describe(),
                        to_string(o.plan.schedule), world->size(), world->size() > 1 ? "s" : "", a.backend);
-            if (a.backend == "cpu" && o.plan.precision != Precision::fp32)
-                fmt::print("note: the CPU backend computes in fp32 (the plan says {})\n", to_string(o.plan.precision));
+            if (o.plan.precision != Precision::fp32)
+                fmt::print("note: the {} backend computes in fp32 (the plan says {})\n", a.backend,
+                           to_string(o.plan.precision));
             std::fflush(stdout);
         }
         o.on_step = [&](int step, double loss, double seconds) {
@@ -115,6 +118,10 @@ void add_run(CLI::App& app) {
         ->required();
     add_plan_flags(*cmd, args->plan, false);
     cmd->add_option("--backend", args->backend, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--comm", args->comm,
+                    "auto | mpi | nccl: how the CUDA backend's collectives move (auto: NCCL with one GPU per rank, "
+                    "else MPI through host copies)")
+        ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
     cmd->add_option("--steps", args->steps, "optimizer steps (default 10)")->check(CLI::Range(1, 1000000));
     cmd->add_option("--data", args->data, "token file: flat uint16 ids (default: synthetic stream)");
     cmd->add_option("--out", args->out, "measured-run JSON (written by rank 0, atomically)");

@@ -14,3 +14,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name);
 bool backend_available(const std::string& name);
 
 }  // namespace tessel
+
+namespace tessel {
+// CUDA devices this process can use (0 without the CUDA backend or without a GPU).
+int gpu_count();
+}  // namespace tessel

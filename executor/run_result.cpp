@@ -56,6 +56,7 @@ json to_json(const RunResult& r) {
     j["cluster"] = r.cluster;
     j["backend"] = r.backend;
     j["device"] = r.device;
+    if (!r.communicator.empty()) j["communicator"] = r.communicator;
     j["compute_precision"] = r.compute_precision;
     j["world_size"] = r.world_size;
     j["steps"] = r.steps;

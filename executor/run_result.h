@@ -34,6 +34,7 @@ struct RunResult {
     ModelSpec model;
     Plan plan;
     std::string backend, device;
+    std::string communicator;  // how the collectives moved: MPI, MPI through host copies, NCCL
     std::string compute_precision;  // what the backend computed in (the CPU backend: fp32, whatever the plan says)
     int world_size = 1;
     int steps = 0, warmup_steps = 0;

@@ -12,6 +12,7 @@
 #include "core/schedule.h"
 #include "core/units.h"
 #include "executor/backends.h"
+#include "executor/device_communicator.h"
 #include "executor/job_error.h"
 #include "executor/model_chunk.h"
 #include "executor/parallel_groups.h"
@@ -100,14 +101,18 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
 
     // ---- setup whose errors every rank agrees on (same inputs everywhere) ----
     std::unique_ptr<Backend> backend;
+    CommPath comm_path = CommPath::direct;
     std::optional<TokenSource> data;
     agree_on_errors(world0, [&] {
         check_executable(m, p, world0.size(), o.plan_origin);
         if (o.steps < 1) throw InputError(fmt::format("--steps: expected at least 1, got {}", o.steps));
         backend = make_backend(o.backend);
+        comm_path = choose_comm_path(o.backend, o.comm, local_rank_from_environment().size, gpu_count());
         data = o.data_path.empty() ? TokenSource::synthetic(m.vocab_size, o.seed)
                                    : TokenSource::from_file(o.data_path, m.vocab_size, p.seq_length);
     });
+    if (o.stage_through_host && comm_path == CommPath::direct) comm_path = CommPath::host_staged;
+    world_comm = make_device_communicator(std::move(world_comm), *backend, comm_path);
 
     ParallelGroups g = make_parallel_groups(p, std::move(world_comm));
     // Seconds this rank spends in each kind of group, for the measured breakdown of a step. The
@@ -252,6 +257,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     r.plan = p;
     r.backend = backend->name();
     r.device = backend->device_name();
+    r.communicator = comm_path_name(comm_path);
     r.compute_precision = "fp32";  // every Backend op is over fp32 device pointers
     r.world_size = world.size();
     r.steps = o.steps;

@@ -26,6 +26,10 @@ struct TrainOptions {
     std::uint64_t seed = 1234;
     std::string data_path;  // empty: the synthetic stream
     std::string backend = "cpu";
+    std::string comm = "auto";  // auto | mpi | nccl (device_communicator.h)
+    // Tests only: the CPU backend's collectives through the host-staged path a GPU shared by
+    // several ranks takes, so that path is checked against a one-rank run without a GPU.
+    bool stage_through_host = false;
     std::optional<double> peak_tflops;  // from a cluster; measured at start-up otherwise
     std::string peak_source;
     json cluster;  // recorded in the result

@@ -5,6 +5,8 @@
 // Rank 0 computes the reference first (on MPI_COMM_SELF) while the others wait. With
 // --fail-rank R --fail-step S, world rank R throws at step S instead (the failing-rank test);
 // with --nan-rank R --nan-step S, rank R's loss is NaN at step S (the run must stop there).
+// --stage-through-host runs the layout's collectives through host copies, the path ranks sharing
+// one GPU take (executor/host_staged_communicator.h).
 #include <mpi.h>
 
 #include <cmath>
@@ -26,6 +28,7 @@ int main(int argc, char** argv) {
     std::string model = "tiny-gpt";
     cli::PlanFlags flags;
     int steps = 10, fail_rank = -1, fail_step = -1, nan_rank = -1, nan_step = -1;
+    bool stage_through_host = false;
     double tolerance = 1e-4;
     app.add_option("--model", model);
     cli::add_plan_flags(app, flags, false);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
     app.add_option("--fail-step", fail_step);
     app.add_option("--nan-rank", nan_rank, "this world rank's loss is NaN at --nan-step");
     app.add_option("--nan-step", nan_step);
+    app.add_flag("--stage-through-host", stage_through_host, "collectives through host copies");
     CLI11_PARSE(app, argc, argv);
 
     MPI_Init(&argc, &argv);
@@ -51,6 +55,7 @@ int main(int argc, char** argv) {
         o.fail_step = fail_step;
         o.nan_rank = nan_rank;
         o.nan_step = nan_step;
+        o.stage_through_host = stage_through_host;
 
         std::vector<double> reference;
         if (rank == 0 && fail_rank < 0 && nan_rank < 0) {
@@ -61,6 +66,7 @@ int main(int argc, char** argv) {
             one.plan.schedule = Schedule::one_f_one_b;
             one.plan.sequence_parallel = false;
             one.plan.recompute = Recompute::none;
+            one.stage_through_host = false;
             reference = train(one, make_mpi_communicator(MPI_COMM_SELF)).losses;
         }
         const RunResult r = train(o, std::move(world));
