@@ -28,6 +28,8 @@ struct StepBound::Caches {
     std::unique_ptr<ComputeModel> gpu;
     // (size, stride) -> the group {0, stride, 2 stride, ...}
     std::map<std::pair<int, int>, CommGroup> groups;
+    // (size, stride) -> the slowest hop of the ring 0 -> stride -> ... (context parallelism)
+    std::map<std::pair<int, int>, CommGroup> rings;
     // block_models depends on tp, cp, microbatch, sequence, SP, recompute and the two groups.
     using BlockKey = std::tuple<int, int, int, int, bool, int, int, double, double, int, int, double, double>;
     std::map<BlockKey, BlockTimes> blocks;
@@ -56,8 +58,17 @@ const StepBound::BlockTimes& StepBound::block_times(const Plan& p) const {
         }
         return it->second;
     };
+    auto ring = [&](int size, int stride) -> const CommGroup& {
+        auto it = k.rings.find({size, stride});
+        if (it == k.rings.end()) {
+            std::vector<int> ranks;
+            for (int i = 0; i < size; ++i) ranks.push_back(i * stride);
+            it = k.rings.emplace(std::make_pair(size, stride), make_ring_link(*topology_, ranks, k.efficiency)).first;
+        }
+        return it->second;
+    };
     const CommGroup& tp = group(p.tp, placement_stride(p.placement, sizes, "tp"));
-    const CommGroup& cp = group(p.cp, placement_stride(p.placement, sizes, "cp"));
+    const CommGroup& cp = ring(p.cp, placement_stride(p.placement, sizes, "cp"));
     const Caches::BlockKey bkey{p.tp,         p.cp,         p.microbatch_size, p.seq_length, p.sequence_parallel,
                                 int(p.recompute), tp.num_nodes, tp.bandwidth_Bps, tp.hop_latency_s,
                                 tp.members_per_node, cp.num_nodes, cp.bandwidth_Bps, cp.hop_latency_s};

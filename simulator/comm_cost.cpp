@@ -40,6 +40,24 @@ CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEffici
     return g;
 }
 
+CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const HardwareEfficiency& e) {
+    if (ring.size() < 2) return make_comm_group(topo, ring, e);
+    CommGroup slowest;
+    bool first = true;
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+        const int a = ring[i], b = ring[(i + 1) % ring.size()];
+        if (a == b) continue;
+        const CommGroup hop = make_p2p_link(topo, a, b, e);
+        if (first || hop.bandwidth_Bps < slowest.bandwidth_Bps ||
+            (hop.bandwidth_Bps == slowest.bandwidth_Bps && hop.hop_latency_s > slowest.hop_latency_s)) {
+            slowest = hop;
+            first = false;
+        }
+    }
+    slowest.size = int(ring.size());
+    return slowest;
+}
+
 double ring_all_reduce_time(double bytes, const CommGroup& g) {
     const int n = g.size;
     if (n < 2 || bytes <= 0) return 0;

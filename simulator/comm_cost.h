@@ -27,6 +27,12 @@ struct CommGroup {
 CommGroup make_comm_group(const Topology& topo, const std::vector<int>& ranks, const HardwareEfficiency& e);
 // A point-to-point link between two ranks.
 CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEfficiency& e);
+// The slowest hop of a ring that passes each rank's buffer to the next (ring[i] -> ring[i + 1],
+// the last back to the first), as context parallelism's ring attention does: every rank sends and
+// receives at once and the next step waits for all, so the ring moves at its slowest hop. Across
+// nodes that hop is one GPU's path through its NIC, not the aggregate of a node's NICs that a
+// collective's several rings share (make_comm_group). size is the ring's rank count.
+CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const HardwareEfficiency& e);
 
 // Seconds for one collective on `bytes` = S as nccl-tests defines it (see collectives.h).
 // All-reduce takes the faster of a ring and, across several nodes, NCCL's double binary tree.

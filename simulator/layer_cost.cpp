@@ -91,17 +91,24 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
 
     AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, double(p.seq_length) / p.cp,
                         double(p.seq_length), double(m.head_dim), true, o.attention, o.dropout};
-    // Context parallelism: this rank's s/cp queries (a balanced, zig-zag share of the causal
-    // work) meet every key block as K and V travel the ring: cp - 1 transfers, each hidden behind
-    // one cp-th of the rank's attention.
+    // Context parallelism: the ring attention of ring_attention_cost (its kernels, merges and the
+    // part of the K/V exchange the kernels do not hide).
+    RingAttentionCost ring;
+    if (p.cp > 1) {
+        RingAttentionInput r;
+        r.tokens = T;
+        r.microbatch = p.microbatch_size;
+        r.heads = m.num_attention_heads / t;
+        r.kv_width = kv;
+        r.head_dim = m.head_dim;
+        r.element_bytes = E;
+        r.cp = p.cp;
+        r.kernel = o.attention;
+        r.dropout = o.dropout;
+        ring = ring_attention_cost(r, gpu, cp);
+    }
     const double attn_f = gpu.attention_forward_time(attn);
     const double attn_b = gpu.attention_backward_time(attn);
-    auto cp_exposed = [&](double bytes_per_step, double attention_s) {
-        if (p.cp < 2) return 0.0;
-        const double step = collective_time(Collective::send_recv, bytes_per_step, cp);
-        return (p.cp - 1) * std::max(0.0, step - attention_s / p.cp);
-    };
-    const double kv_step_bytes = 2.0 * T * kv * E;
 
     BlockModels out;
     // ---- transformer layer ----
@@ -146,10 +153,13 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
     if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
     PassCost attention_fwd;
-    attention_fwd.compute_s = attn_f;
-    attention_fwd.attention_s = attn_f;
-    attention_fwd.flops = attn.forward_flops();
-    attention_fwd.cp_comm_s = cp_exposed(kv_step_bytes, attn_f);
+    if (p.cp > 1) {
+        attention_fwd = ring.forward;
+    } else {
+        attention_fwd.compute_s = attn_f;
+        attention_fwd.attention_s = attn_f;
+        attention_fwd.flops = attn.forward_flops();
+    }
     fwd += attention_fwd;
     const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
@@ -177,10 +187,13 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double proj_b = b.linear_backward(bwd, T, q, h);
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     PassCost attention_bwd;
-    attention_bwd.compute_s = attn_b;
-    attention_bwd.attention_s = attn_b;
-    attention_bwd.flops = attn.backward_flops();
-    attention_bwd.cp_comm_s = cp_exposed(2.0 * kv_step_bytes, attn_b);  // K, V out and dK, dV back
+    if (p.cp > 1) {
+        attention_bwd = ring.backward;
+    } else {
+        attention_bwd.compute_s = attn_b;
+        attention_bwd.attention_s = attn_b;
+        attention_bwd.flops = attn.backward_flops();
+    }
     bwd += attention_bwd;
     if (rope) b.memory(bwd, rope_bytes, eager ? 6 : 1);
     if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
@@ -235,6 +248,76 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double head_b = hb.linear_backward(head.backward, T, h, V);
     b.tp_collective(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b);
     b.memory(head.backward, norm_b, k);                                 // final norm backward
+    return out;
+}
+
+RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const ComputeModel& gpu, const CommGroup& ring) {
+    RingAttentionCost out;
+    const int cp = std::max(1, in.cp);
+    const double E = in.element_bytes;
+    const double T = in.tokens;                     // 2c per sequence
+    const double c = T / (2.0 * in.microbatch);     // tokens of one chunk
+    const double bh = in.microbatch * in.heads;
+    const double q_width = in.heads * in.head_dim;
+    out.first_step = {bh, 2.0 * c, 2.0 * c, in.head_dim, true, in.kernel, in.dropout};
+    out.earlier_step = {bh, 2.0 * c, c, in.head_dim, false, in.kernel, in.dropout};
+    out.later_step = {bh, c, 2.0 * c, in.head_dim, false, in.kernel, in.dropout};
+    // Two consecutive steps' kernels run on alternating streams and share the SMs: each step is
+    // timed as half of one grid of both (wave quantization over both steps' thread blocks).
+    auto paired = [&](AttentionShape a, bool forward) {
+        a.batch_heads *= 2.0;
+        return 0.5 * (forward ? gpu.attention_forward_time(a) : gpu.attention_backward_time(a));
+    };
+    const double f0 = gpu.attention_forward_time(out.first_step);
+    const double b0 = gpu.attention_backward_time(out.first_step);
+    const double f_step = std::max(paired(out.earlier_step, true), paired(out.later_step, true));
+    const double b_step = std::max(paired(out.earlier_step, false), paired(out.later_step, false));
+
+    // Memory traffic of the slowest rank (rank cp−1: all 2c queries at every step).
+    const double kv_bytes = 2.0 * T * in.kv_width * E;             // its K and V
+    // Step i ≥ 1 keeps the first chunk of the received K/V (a contiguous copy: read and write).
+    const double half_kv_copy = 0.5 * kv_bytes * 2.0;
+    // Merge of one step's output into the result (read both, write one), and the log-sum-exp
+    // correction (fp64 running value: read, read the step's fp32, write).
+    const double merge = 3.0 * E * T * q_width + bh * 2.0 * c * (8.0 + 4.0 + 8.0);
+    // Backward accumulation of the step's dQ (all 2c queries) and dK/dV (the c keys it used).
+    const double accumulate = 3.0 * E * T * q_width + 3.0 * E * 0.5 * T * 2.0 * in.kv_width;
+
+    // The ring: forward, iteration i sends what it holds while its kernel runs; the last holds
+    // nothing more to send. Backward, iteration i sends K/V (i = 0), K/V with the dK/dV so far,
+    // or the dK/dV alone (the last), each beside that iteration's kernel.
+    const double send_kv = collective_time(Collective::send_recv, kv_bytes, ring);
+    const double send_both = collective_time(Collective::send_recv, 2.0 * kv_bytes, ring);
+    const double interference = gpu.efficiency().sm_interference;
+    auto add = [&](PassCost& pass, double kernel, double flops, double comm) {
+        pass.compute_s += kernel;
+        pass.attention_s += kernel;
+        pass.flops += flops;
+        const double hidden = std::min(kernel, comm);
+        pass.cp_comm_s += comm - hidden;
+        pass.compute_s += hidden * interference;  // NCCL's kernels beside the attention
+    };
+    auto memory = [&](PassCost& pass, double bytes, double kernels) {
+        pass.compute_s += gpu.memory_time(bytes, kernels);
+        pass.memory_bound_s += gpu.memory_time(bytes, kernels);
+    };
+    const double step_flops = out.earlier_step.forward_flops();
+    for (int i = 0; i < cp; ++i) {
+        const bool last = i == cp - 1;
+        add(out.forward, i == 0 ? f0 : f_step, i == 0 ? out.first_step.forward_flops() : step_flops,
+            last ? 0.0 : send_kv);
+        add(out.backward, i == 0 ? b0 : b_step,
+            i == 0 ? out.first_step.backward_flops() : out.earlier_step.backward_flops(),
+            i == 0 || last ? send_kv : send_both);
+        if (i > 0) {
+            memory(out.forward, half_kv_copy, 1);
+            memory(out.backward, half_kv_copy, 1);
+        }
+        memory(out.forward, merge, 2);
+        memory(out.backward, accumulate, 2);
+    }
+    out.forward_bytes_sent = (cp - 1) * kv_bytes;
+    out.backward_bytes_sent = 2.0 * (cp - 1) * kv_bytes;
     return out;
 }
 

@@ -56,9 +56,46 @@ struct BlockModels {
     BlockCost head;        // final norm, LM head, cross entropy, last stage
 };
 
-// `tp` and `cp` are the groups of the stage's tensor- and context-parallel collectives.
+// `tp` is the group of the stage's tensor-parallel collectives; `cp` the context-parallel ring's
+// slowest hop (make_ring_link).
 BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& gpu, const CommGroup& tp,
                          const CommGroup& cp, const OverlapOptions& o);
+
+// Context parallelism's ring attention for one microbatch through one layer on one GPU, as
+// Transformer Engine runs it (AttnFuncWithCP, Megatron-Core's default "p2p" CP communication) with
+// the load-balanced split: the sequence is cut into 2·cp chunks of c = S/(2cp) tokens and CP rank
+// r keeps chunks r and 2cp−1−r, so every rank does the same causal work. The K and V of its 2c
+// tokens travel the ring in cp − 1 steps while the rank attends with what it holds:
+//   step 0:            its 2c queries over its own 2c keys, causal;
+//   step i ≤ r:        its 2c queries over the first chunk (c keys) of an earlier rank, no mask;
+//   step i > r:        its second chunk (c queries) over all 2c keys of a later rank, no mask.
+// Each step is one fused-attention kernel on these short shapes (the per-block ramp of
+// compute_cost.h at c or 2c keys, not at S), TE alternates two streams so two steps' grids share
+// the SMs. The next step waits for its K/V, so step i's kernel hides step i+1's transfer and a
+// step takes the longer of the two; the ring moves at its slowest rank (rank cp−1 runs the 2c x c
+// shape at every step), so each step is costed at the slower shape. After the loop each step's
+// partial output is merged into the result with its log-sum-exp (read the step's output, read and
+// write the result). Backward: the same steps in reverse, each a flash backward; the K/V and the
+// dK/dV accumulated so far travel together (iteration 0 sends K/V only, the last dK/dV only), and
+// the step's dQ and dK/dV are accumulated (read two, write one).
+struct RingAttentionInput {
+    double tokens = 0;        // T = microbatch x S / cp tokens this rank holds (2c per sequence)
+    double microbatch = 1;
+    double heads = 0;         // query heads on this GPU
+    double kv_width = 0;      // K (or V) width on this GPU: kv heads on this rank x head dim
+    double head_dim = 0;
+    double element_bytes = 2;
+    int cp = 1;
+    AttentionKernel kernel = AttentionKernel::flash;
+    bool dropout = false;
+};
+struct RingAttentionCost {
+    PassCost forward, backward;         // kernels and merges in compute_s, the unhidden ring in cp_comm_s
+    double forward_bytes_sent = 0;      // bytes this rank sends over the ring (and receives)
+    double backward_bytes_sent = 0;
+    AttentionShape first_step, earlier_step, later_step;  // the kernel shapes
+};
+RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const ComputeModel& gpu, const CommGroup& ring);
 
 // Seconds of the optimizer step over `parameters` (this GPU's shard): Adam streams the fp32
 // master weights, both moments and the gradient, and writes the 16-bit weights back.

@@ -164,6 +164,15 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         if (p.pp > 1) buffers += 2.0 * boundary;
         if (p.sequence_parallel) buffers += E * sb * m.hidden_size;
         if (p.zero_stage >= 3 && shard > 1) buffers += 3.0 * layer_params * E;
+        if (p.cp > 1) {
+            // Ring attention (layer_cost.h, ring_attention_cost): forward keeps every step's
+            // partial output until the merge (cp outputs of the rank's queries on the rank that
+            // uses all of them) beside two K/V buffers (sending and receiving); backward two
+            // buffers of K/V with dK/dV, and the step's dQ.
+            const double kv_bytes = 2.0 * sb * kv_width_per_rank(m, p.tp) * E;
+            const double out_bytes = sb * m.q_size() / p.tp * E;
+            buffers += std::max(p.cp * out_bytes + 2.0 * kv_bytes, 4.0 * kv_bytes + out_bytes);
+        }
         mem.buffers = buffers;
     }
     return out;

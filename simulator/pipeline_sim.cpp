@@ -57,17 +57,22 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
     auto track = [](int r, const char* what) {
         return what[0] ? fmt::format("pp stage {} / {}", r, what) : fmt::format("pp stage {}", r);
     };
+    // Queues a stage's buckets on the rank's data-parallel stream as its backward [start, start +
+    // duration] produces them; returns the compute slowdown of that backward while they run beside it.
     auto release_buckets = [&](int r, int stage, double start, double duration) {
-        if (in.buckets_s.empty() || !in.overlap_grad_reduce) return;
+        if (in.buckets_s.empty() || !in.overlap_grad_reduce) return 0.0;
         const auto& buckets = in.buckets_s[stage];
         const int nb = int(buckets.size());
+        double overlap = 0;
         for (int k = 0; k < nb; ++k) {
             // Bucket k fills when the backward has covered its share of the chunk's layers.
             const double ready = start + duration * (k + 1) / nb;
             const double s = std::max(ready, dp_free[r]);
             dp_free[r] = s + buckets[k];
+            overlap += std::max(0.0, std::min(dp_free[r], start + duration) - s);
             if (in.record_trace) out.trace.push_back({fmt::format("grad bucket {}.{}", stage, k), track(r, "dp comm"), s, buckets[k]});
         }
+        return in.interference * overlap;
     };
 
     std::size_t remaining = 0;
@@ -88,8 +93,11 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                 if (dep.arrive == kUnknown) break;
 
                 const ActionParts& parts = forward ? in.forward[stage] : in.backward[stage];
-                const double duration = parts.total();
                 const double start = std::max(clock[r], dep.arrive);
+                // Gradient buckets this backward releases, and the compute they slow beside it.
+                const bool releases = !forward && (in.reduce_every_microbatch || int(next[r]) == last_backward[stage]);
+                const double slowdown = releases ? release_buckets(r, stage, start, parts.total()) : 0.0;
+                const double duration = parts.total() + slowdown;
                 RankTimeline& tl = out.ranks[r];
                 if (start > clock[r]) {
                     const double gap = start - clock[r];
@@ -100,7 +108,7 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                 const double end = start + duration;
                 clock[r] = end;
                 tl.busy_s += duration;
-                tl.parts.compute += parts.compute;
+                tl.parts.compute += parts.compute + slowdown;
                 tl.parts.recompute += parts.recompute;
                 tl.parts.tp_comm += parts.tp_comm;
                 tl.parts.cp_comm += parts.cp_comm;
@@ -134,7 +142,6 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                         if (in.record_trace && in.send_backward_s[stage] > 0)
                             out.trace.push_back({"send " + action_name(a, v), track(r, "p2p backward"), s, in.send_backward_s[stage]});
                     }
-                    if (int(next[r]) == last_backward[stage]) release_buckets(r, stage, start, duration);
                 }
                 ++next[r];
                 --remaining;

@@ -31,6 +31,14 @@ struct PipelineInput {
     // Seconds of each gradient bucket's reduction, in release order, per stage.
     std::vector<std::vector<double>> buckets_s;
     bool overlap_grad_reduce = true;       // buckets start during the last backward, else after it
+    // ZeRO-2 keeps only its shard of the gradients, so every microbatch's backward reduce-scatters
+    // its buckets (DeepSpeed: "gradient reduction is required after every backward because of
+    // gradient partitioning", deepspeedai/DeepSpeed#2252); ZeRO-0/1 accumulate the whole gradient
+    // and reduce once, in the last backward.
+    bool reduce_every_microbatch = false;
+    // Compute slowdown while a bucket's collective runs beside the backward that released it
+    // (NCCL's kernels take SMs and memory bandwidth; HardwareEfficiency::sm_interference).
+    double interference = 0.0;
     // Per pipeline rank, after its gradients are reduced: communication that stays exposed
     // (tied-embedding all-reduce, ZeRO parameter all-gather) and the optimizer step.
     std::vector<double> after_comm_s, optimizer_s;

@@ -165,12 +165,12 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const Topology& topo = *topology;
     const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
     const CommGroup tp_group = make_comm_group(topo, group_ranks({}, p, {"tp"}), eff);
-    const CommGroup cp_group = make_comm_group(topo, group_ranks({}, p, {"cp"}), eff);
+    const CommGroup cp_ring = make_ring_link(topo, group_ranks({}, p, {"cp"}), eff);
     const CommGroup shard_group = make_comm_group(topo, group_ranks({}, p, {"cp", "dp"}), eff);
     const int shard = p.dp * p.cp;
 
     const OverlapOptions overlap = overlap_options(m, o);
-    const BlockModels blocks = block_models(m, p, gpu, tp_group, cp_group, overlap);
+    const BlockModels blocks = block_models(m, p, gpu, tp_group, cp_ring, overlap);
 
     // ---- each stage's forward and backward ----
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
@@ -187,6 +187,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     in.microbatches = p.num_microbatches();
     in.layers = layers;
     in.overlap_grad_reduce = o.overlap_grad_reduce;
+    in.reduce_every_microbatch = p.zero_stage == 2;
+    in.interference = eff.sm_interference;
     in.record_trace = o.record_trace;
     in.forward.resize(stages);
     in.backward.resize(stages);

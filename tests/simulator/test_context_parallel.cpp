@@ -1,0 +1,201 @@
+// Context parallelism's ring attention, ZeRO-2's per-microbatch gradient reduction and the
+// compute they slow, each against a hand derivation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/presets.h"
+#include "core/topology.h"
+#include "simulator/comm_cost.h"
+#include "simulator/compute_cost.h"
+#include "simulator/hardware_efficiency.h"
+#include "simulator/layer_cost.h"
+#include "simulator/memory_model.h"
+#include "simulator/pipeline_sim.h"
+#include "simulator/simulate.h"
+#include "test_clusters.h"
+
+using namespace tessel;
+
+namespace {
+// A GPU with one SM (no wave quantization to account for) and no kernel launch cost.
+ClusterSpec one_sm_cluster() {
+    json j = {{"name", "one-sm"},
+              {"num_nodes", 2},
+              {"gpus_per_node", 8},
+              {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 3000}, {"peak_tflops", {{"bf16", 1000}}}}},
+              {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", 400}, {"latency_us", 0}}},
+              {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", 8}, {"nic_bandwidth_GBps", 50}, {"latency_us", 0}}},
+              {"profile", {{"sm_count", 1}, {"kernel_launch_us", 0}, {"collective", {{"latency_us", 0}}}}}};
+    return parse_cluster(j, "test cluster");
+}
+
+// Llama 3 70B's attention on one GPU at tp 2: 32 query heads, 4 KV heads of 128.
+RingAttentionInput llama70b_tp2(int cp, double seq) {
+    RingAttentionInput in;
+    in.cp = cp;
+    in.microbatch = 1;
+    in.tokens = seq / cp;
+    in.heads = 32;
+    in.kv_width = 4 * 128;
+    in.head_dim = 128;
+    in.element_bytes = 2;
+    return in;
+}
+
+CommGroup link(double GBps, int size) {
+    CommGroup g;
+    g.size = size;
+    g.bandwidth_Bps = GBps * 1e9;
+    return g;
+}
+}  // namespace
+
+TEST(RingAttention, ExchangedBytesAreTheHandCount) {
+    // Each rank passes its K and V (S/cp tokens x kv heads x head dim, 2 bytes each) on cp - 1
+    // times in the forward pass: 2 (K and V) x (cp - 1) x (S/cp) x 4 x 128 x 2 bytes; the backward
+    // sends K/V and dK/dV together except at its first and last step: twice that.
+    const ClusterSpec c = one_sm_cluster();
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    for (int cp : {2, 4, 8, 16}) {
+        const double S = 8192;
+        const auto r = ring_attention_cost(llama70b_tp2(cp, S), gpu, link(400, cp));
+        const double hand = 2.0 * (cp - 1) * (S / cp) * 4 * 128 * 2;
+        EXPECT_DOUBLE_EQ(r.forward_bytes_sent, hand) << cp;
+        EXPECT_DOUBLE_EQ(r.backward_bytes_sent, 2.0 * hand) << cp;
+    }
+}
+
+TEST(RingAttention, StepsAreTheLoadBalancedChunks) {
+    // S = 8192 over cp = 16: chunks of c = 256 tokens, each rank holds two (512 tokens).
+    const ClusterSpec c = one_sm_cluster();
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    const auto r = ring_attention_cost(llama70b_tp2(16, 8192), gpu, link(400, 16));
+    EXPECT_EQ(r.first_step.seq_q, 512);
+    EXPECT_EQ(r.first_step.seq_kv, 512);
+    EXPECT_TRUE(r.first_step.causal);
+    EXPECT_EQ(r.earlier_step.seq_q, 512);
+    EXPECT_EQ(r.earlier_step.seq_kv, 256);
+    EXPECT_FALSE(r.earlier_step.causal);
+    EXPECT_EQ(r.later_step.seq_q, 256);
+    EXPECT_EQ(r.later_step.seq_kv, 512);
+    // The rank's share of the causal work: S^2 / 2 query-key pairs per head over 16 ranks, plus
+    // the masked half of the first step's four diagonal 128-blocks (4 x 128^2 / 2 pairs).
+    const double pairs = 8192.0 * 8192.0 / 2.0 / 16.0 + 4 * 128.0 * 128.0 / 2.0;
+    EXPECT_NEAR(r.forward.flops, 4.0 * 32 * pairs * 128, 1e-6 * r.forward.flops);
+}
+
+TEST(RingAttention, ShortChunksRunAtTheirOwnRamp) {
+    // compute_cost.h's sequence ramp: a query block pays a fixed 1.5 key-block iterations. The
+    // 512 x 256 step iterates over 2 key blocks per query block (2 / 3.5 of the limit); the whole
+    // 8192-token causal attention over 32.5 on average (32.5 / 34).
+    const ClusterSpec c = one_sm_cluster();
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    const auto r = ring_attention_cost(llama70b_tp2(16, 8192), gpu, link(400, 16));
+    AttentionShape whole{32, 8192, 8192, 128, true, AttentionKernel::flash, false};
+    const double ratio = gpu.attention_efficiency(r.earlier_step, true) / gpu.attention_efficiency(whole, true);
+    EXPECT_NEAR(ratio, (2.0 / 3.5) / (32.5 / 34.0), 1e-9);
+}
+
+TEST(RingAttention, TheRingHidesBehindEachStepOrShowsItsRest) {
+    const ClusterSpec c = one_sm_cluster();
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    const int cp = 4;
+    // Fast enough: every transfer hides behind its step's kernel.
+    const auto fast = ring_attention_cost(llama70b_tp2(cp, 8192), gpu, link(1e6, cp));
+    EXPECT_EQ(fast.forward.cp_comm_s, 0.0);
+    EXPECT_EQ(fast.backward.cp_comm_s, 0.0);
+    // Very slow: the forward exposes cp - 1 transfers less the kernels beside them (at most the
+    // whole attention time).
+    const CommGroup slow = link(0.1, cp);
+    const auto r = ring_attention_cost(llama70b_tp2(cp, 8192), gpu, slow);
+    const double send = r.forward_bytes_sent / (cp - 1) / slow.bandwidth_Bps;
+    EXPECT_LE(r.forward.cp_comm_s, (cp - 1) * send);
+    EXPECT_GE(r.forward.cp_comm_s, (cp - 1) * send - r.forward.attention_s);
+    EXPECT_LE(r.backward.cp_comm_s, 2.0 * (cp - 1) * send);
+    EXPECT_GE(r.backward.cp_comm_s, 2.0 * (cp - 1) * send - r.backward.attention_s);
+}
+
+TEST(RingAttention, AcrossNodesTheRingMovesAtOneNic) {
+    // 16 ranks over two nodes: the hop from rank 7 to rank 8 (and 15 back to 0) crosses
+    // InfiniBand on one GPU's 25 GB/s NIC, while an all-reduce's eight rings share all eight NICs.
+    const ClusterSpec c = test::simple_node(300, 1);
+    const Topology topo(c);
+    const HardwareEfficiency e = hardware_efficiency(c);
+    std::vector<int> ranks;
+    for (int i = 0; i < 16; ++i) ranks.push_back(i);
+    EXPECT_NEAR(make_ring_link(topo, ranks, e).bandwidth_Bps, 25e9, 1e6);
+    EXPECT_NEAR(make_comm_group(topo, ranks, e).bandwidth_Bps, 200e9, 1e6);
+    // Inside one node, NVLink.
+    EXPECT_NEAR(make_ring_link(topo, {0, 2, 4, 6}, e).bandwidth_Bps, 300e9, 1e6);
+}
+
+TEST(RingAttention, MemoryHoldsTheStepOutputsAndRingBuffers) {
+    // No pipeline, no sequence parallelism: buffers are the runtime's reserve plus the ring's
+    // forward working set, cp step outputs (T x q x 2 bytes each) and two K/V buffers.
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    Plan p;
+    p.tp = 8;
+    p.cp = 8;
+    p.dp = 1;
+    p.seq_length = 8192;
+    p.global_batch_size = 1;
+    const double T = 1024, q = 8192.0 / 8, kv = 128;  // one KV head per rank at tp 8
+    const double ring = std::max(8 * T * q * 2 + 2 * (2 * T * kv * 2), 4 * (2 * T * kv * 2) + T * q * 2);
+    const auto ranks = memory_per_rank(m, c, p, default_activation_options(m));
+    EXPECT_NEAR(ranks[0].buffers, kRuntimeReservedBytes + ring, 1.0);
+}
+
+TEST(ZeroTwo, ReducesEveryMicrobatchAndSlowsTheBackwardBesideIt) {
+    // One rank, four microbatches of 1 s forward and 1 s backward, two gradient buckets of 0.25 s.
+    // Bucket 0 fills halfway through a backward and runs beside its second half (0.25 s overlap);
+    // bucket 1 fills at its end. With 10% interference each releasing backward slows 0.025 s:
+    // ZeRO-1 once (the last backward), ZeRO-2 after every backward.
+    PipelineInput in;
+    in.pp = 1;
+    in.microbatches = 4;
+    in.forward = {ActionParts{1.0}};
+    in.backward = {ActionParts{1.0}};
+    in.send_forward_s = {0.0};
+    in.send_backward_s = {0.0};
+    in.buckets_s = {{0.25, 0.25}};
+    in.interference = 0.1;
+    in.record_trace = true;
+    auto buckets = [](const PipelineOutput& o) {
+        int n = 0;
+        for (const auto& e : o.trace) n += e.name.rfind("grad bucket", 0) == 0;
+        return n;
+    };
+    const auto once = simulate_pipeline(in);
+    EXPECT_EQ(buckets(once), 2);
+    EXPECT_NEAR(once.ranks[0].parts.compute, 8.0 + 0.025, 1e-12);
+    in.reduce_every_microbatch = true;
+    const auto every = simulate_pipeline(in);
+    EXPECT_EQ(buckets(every), 8);
+    EXPECT_NEAR(every.ranks[0].parts.compute, 8.0 + 4 * 0.025, 1e-12);
+}
+
+TEST(ZeroTwo, SimulatedPlanReducesEachMicrobatch) {
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    Plan p;
+    p.dp = 8;
+    p.zero_stage = 1;
+    p.microbatch_size = 1;
+    p.global_batch_size = 32;  // 4 microbatches per rank
+    p.seq_length = 4096;
+    p.recompute = Recompute::full;
+    SimulateOptions o;
+    o.record_trace = true;
+    auto buckets = [](const SimulationResult& r) {
+        int n = 0;
+        for (const auto& e : r.trace) n += e.name.rfind("grad bucket", 0) == 0;
+        return n;
+    };
+    const int z1 = buckets(simulate(m, c, p, o));
+    p.zero_stage = 2;
+    const int z2 = buckets(simulate(m, c, p, o));
+    EXPECT_GT(z1, 0);
+    EXPECT_EQ(z2, 4 * z1);
+}
