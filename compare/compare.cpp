@@ -51,6 +51,18 @@ std::vector<std::string> plan_differences(const json& a, const json& b) {
     return out;
 }
 
+// A model of another shape makes every row meaningless; the name alone may differ (a preset
+// against its Hugging Face config).
+std::vector<std::string> model_differences(const json& a, const json& b) {
+    std::vector<std::string> out;
+    if (!a.is_object() || !b.is_object()) return out;
+    for (const char* k : {"num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
+                          "vocab_size"})
+        if (a.contains(k) && b.contains(k) && a[k] != b[k])
+            out.push_back(fmt::format("{} (simulated {}, measured {})", k, a[k].dump(), b[k].dump()));
+    return out;
+}
+
 std::string percent(std::optional<double> x) { return x ? fmt::format("{:+.1f}%", 100 * *x) : "-"; }
 
 std::string value(std::optional<double> x, const std::string& unit) {
@@ -61,28 +73,39 @@ std::string value(std::optional<double> x, const std::string& unit) {
 
 }  // namespace
 
-Comparison compare_results(const json& sim, const std::string& sim_file, const json& meas, const std::string& meas_file) {
-    ObjectReader s(sim, sim_file), m(meas, meas_file);
+namespace {
+
+// Both sides, or the simulated side alone (meas == nullptr: every measured value absent, no verdict).
+Comparison build_comparison(const json& sim, const std::string& sim_file, const json* meas,
+                            const std::string& meas_file) {
+    static const json no_measurement = json::object();
+    ObjectReader s(sim, sim_file), m(meas ? *meas : no_measurement, meas_file);
     if (s.has("step_times_s"))
         throw input_error(sim_file, "step_times_s",
                           "a simulation result (tessel simulate --json), not a measured run (pass it as --measured)");
-    if (!m.has("step_times_s"))
+    if (s.has("candidates"))
+        throw input_error(sim_file, "candidates",
+                          "a simulation result (tessel simulate --json), not a plan result (tessel plan --json)");
+    if (meas && !m.has("step_times_s"))
         throw input_error(meas_file, "step_times_s", "a measured run (tessel run --out) with its per-step times");
 
     Comparison c;
     c.simulated_file = sim_file;
-    c.measured_file = meas_file;
-    const double sim_step = required(s, "step_time_s"), meas_step = required(m, "step_time_s");
+    c.measured_file = meas ? meas_file : "";
+    const double sim_step = required(s, "step_time_s");
+    const std::optional<double> meas_step = meas ? std::optional(required(m, "step_time_s")) : std::nullopt;
     ObjectReader st = s.object("time_s");
     const double compute = required(st, "compute"), recompute = required(st, "recompute"), bubble = required(st, "bubble"),
                  tp = required(st, "tp_comm_exposed"), pp = required(st, "pp_comm_exposed"),
                  dp = required(st, "dp_comm_exposed"), optimizer = required(st, "optimizer");
     const double cp = optional_number(st, "cp_comm_exposed").value_or(0.0);
     ObjectReader sm = s.object("memory_GiB");
-    ObjectReader mm = m.object("memory_GiB");
-    const double sim_mfu = required(s, "mfu"), meas_mfu = required(m, "mfu");
+    std::optional<ObjectReader> mm;
+    if (meas) mm = m.object("memory_GiB");
+    const double sim_mfu = required(s, "mfu");
+    const std::optional<double> meas_mfu = meas ? std::optional(required(m, "mfu")) : std::nullopt;
     if (s.has("critical_rank")) c.simulated_critical_rank = int(s.integer("critical_rank", std::nullopt, 0));
-    if (m.has("critical_rank")) c.measured_critical_rank = int(m.integer("critical_rank", std::nullopt, 0));
+    if (meas && m.has("critical_rank")) c.measured_critical_rank = int(m.integer("critical_rank", std::nullopt, 0));
     if (s.has("model") && s.raw("model").is_object()) c.model = s.raw("model").value("name", "");
     if (c.model.empty() && m.has("model") && m.raw("model").is_object()) c.model = m.raw("model").value("name", "");
     const json no_plan;
@@ -95,11 +118,12 @@ Comparison compare_results(const json& sim, const std::string& sim_file, const j
         c.rows.push_back({std::move(name), std::move(key), std::move(unit), g, sv, mv, total, std::move(note)});
     };
     using G = CompareGroup;
-    row("step time", "step_time_s", "s", G::headline, sim_step, meas_step, std::nullopt, "measured: median after warm-up");
+    row("step time", "step_time_s", "s", G::headline, sim_step, meas_step, std::nullopt,
+        meas ? "measured: median after warm-up" : "");
 
     // Time on the rank that finishes last (each side its own).
     std::optional<ObjectReader> mt;
-    if (m.has("time_s")) mt = m.object("time_s");
+    if (meas && m.has("time_s")) mt = m.object("time_s");
     auto measured_time = [&](const std::string& key) { return mt ? optional_number(*mt, key) : std::nullopt; };
     row("compute", "time_s.compute", "s", G::time, compute + recompute, measured_time("compute"), meas_step,
         recompute > 0 ? "simulated compute + recompute" : "");
@@ -114,23 +138,25 @@ Comparison compare_results(const json& sim, const std::string& sim_file, const j
     }
     row("DP comm (exposed)", "time_s.dp_comm_exposed", "s", G::time, dp, measured_time("dp_comm_exposed"), meas_step);
     row("optimizer", "time_s.optimizer", "s", G::time, optimizer, measured_time("optimizer"), meas_step,
-        mt ? "" : "measured: the optimizer step with its communication");
+        mt || !meas ? "" : "measured: the optimizer step with its communication");
     if (measured_time("sync_wait"))
         row("waiting for other ranks", "time_s.sync_wait", "s", G::time, 0.0, measured_time("sync_wait"), meas_step,
             "the simulated critical rank never waits");
 
-    const double sim_peak = required(sm, "peak"), meas_peak = required(mm, "peak");
+    const double sim_peak = required(sm, "peak");
+    const std::optional<double> meas_peak = mm ? std::optional(required(*mm, "peak")) : std::nullopt;
     row("peak memory per rank", "memory_GiB.peak", "GiB", G::headline, sim_peak, meas_peak, std::nullopt,
         "the busiest rank");
     for (const char* kind : {"weights", "gradients", "optimizer", "activations", "buffers"})
-        row(kind, std::string("memory_GiB.") + kind, "GiB", G::memory, required(sm, kind), optional_number(mm, kind),
-            meas_peak);
+        row(kind, std::string("memory_GiB.") + kind, "GiB", G::memory, required(sm, kind),
+            mm ? optional_number(*mm, kind) : std::nullopt, meas_peak);
 
     std::string mfu_note;
-    if (m.has("peak_tflops_used") && s.has("cluster") && s.raw("cluster").is_object())
+    if (meas && m.has("peak_tflops_used") && s.has("cluster") && s.raw("cluster").is_object())
         mfu_note = fmt::format("measured against {:.4g} TFLOP/s ({})", required(m, "peak_tflops_used"),
                                m.has("peak_tflops_source") ? m.string("peak_tflops_source") : "its peak");
     row("MFU", "mfu", "", G::headline, sim_mfu, meas_mfu, std::nullopt, mfu_note);
+    if (!meas) return c;
 
     // The verdict: the headline errors and the row whose error weighs most.
     for (std::size_t i = 0; i < c.rows.size(); ++i) {
@@ -138,7 +164,7 @@ Comparison compare_results(const json& sim, const std::string& sim_file, const j
         if (e && (!c.largest || std::abs(*e) > std::abs(*c.rows[*c.largest].error_of_total()))) c.largest = i;
     }
     c.verdict = fmt::format("step time {} ({:.4g} s simulated, {:.4g} s measured), peak memory {}", percent(c.rows[0].error()),
-                            sim_step, meas_step, percent((*std::find_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
+                            sim_step, *meas_step, percent((*std::find_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
                                                              return r.key == "memory_GiB.peak";
                                                          })).error()));
     if (c.largest) {
@@ -150,7 +176,19 @@ Comparison compare_results(const json& sim, const std::string& sim_file, const j
                                  percent(r.error_of_total()), scale, value(r.simulated, r.unit), value(r.measured, r.unit));
     }
     for (const auto& d : plan_differences(sim_plan, meas_plan)) c.verdict += "; plans differ: " + d;
+    if (s.has("model") && m.has("model"))
+        for (const auto& d : model_differences(s.raw("model"), m.raw("model"))) c.verdict += "; models differ: " + d;
     return c;
+}
+
+}  // namespace
+
+Comparison compare_results(const json& sim, const std::string& sim_file, const json& meas, const std::string& meas_file) {
+    return build_comparison(sim, sim_file, &meas, meas_file);
+}
+
+Comparison simulated_components(const json& sim, const std::string& sim_file) {
+    return build_comparison(sim, sim_file, nullptr, "");
 }
 
 std::string format_comparison(const Comparison& c) {

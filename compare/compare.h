@@ -43,9 +43,14 @@ struct Comparison {
 };
 
 // InputError (exit 2) naming the file and the key for a missing or mistyped key, or a file of the
-// other kind (a measured run passed as the simulation, or the reverse).
+// other kind (a measured run or a plan result passed as the simulation, or the reverse). Plans or
+// model shapes that differ are named in the verdict ("plans differ: tp (simulated 2, measured 4)").
 Comparison compare_results(const json& simulated, const std::string& simulated_file, const json& measured,
                            const std::string& measured_file);
+
+// The simulated side alone (every measured value absent, no verdict): the same rows, for drawing a
+// simulation without a run.
+Comparison simulated_components(const json& simulated, const std::string& simulated_file);
 
 std::string format_comparison(const Comparison& c);  // the side-by-side table and the verdict
 json to_json(const Comparison& c);

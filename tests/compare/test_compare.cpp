@@ -1,0 +1,189 @@
+// tessel compare against hand-made results: every expected error below is worked out by hand
+// from the numbers in the two documents, not taken from the code.
+#include <gtest/gtest.h>
+
+#include "compare/compare.h"
+#include "core/errors.h"
+
+using namespace tessel;
+
+namespace {
+
+json plan_json(int tp) {
+    return {{"tp", tp}, {"pp", 2}, {"dp", 2}, {"cp", 1}, {"zero_stage", 1}, {"microbatch_size", 1},
+            {"global_batch_size", 16}, {"seq_length", 128}, {"virtual_stages", 1}, {"schedule", "1f1b"},
+            {"recompute", "full"}, {"sequence_parallel", false}, {"placement", "tp-cp-dp-pp"}};
+}
+
+json model_json(int layers) {
+    return {{"name", "hand"}, {"num_layers", layers}, {"hidden_size", 256}, {"num_attention_heads", 4},
+            {"vocab_size", 1000}, {"seq_length", 128}};
+}
+
+// Simulated step 1.05 s = compute 0.6 + recompute 0.1 + bubble 0.1 + TP 0.05 + PP 0.05 + DP 0.1 + optimizer 0.05.
+json simulated() {
+    return {{"fits", true}, {"step_time_s", 1.05}, {"mfu", 0.38}, {"hfu", 0.5}, {"tokens_per_s", 1000.0},
+            {"critical_rank", 1},
+            {"memory_GiB", {{"weights", 2.0}, {"gradients", 2.0}, {"optimizer", 4.0}, {"activations", 7.0},
+                            {"buffers", 1.0}, {"peak", 16.0}}},
+            {"time_s", {{"compute", 0.6}, {"recompute", 0.1}, {"bubble", 0.1}, {"tp_comm_exposed", 0.05},
+                        {"pp_comm_exposed", 0.05}, {"dp_comm_exposed", 0.1}, {"optimizer", 0.05}}},
+            {"plan", plan_json(2)}, {"model", model_json(4)}, {"cluster", {{"name", "hand"}}}};
+}
+
+// Measured step 1.0 s = compute 0.5 + TP 0.2 + bubble/PP 0.15 + DP 0.1 + optimizer 0.05 + waiting 0.0.
+json measured() {
+    return {{"fits", true}, {"step_time_s", 1.0}, {"mfu", 0.40}, {"tokens_per_s", 1050.0},
+            {"step_times_s", {1.2, 1.0, 1.0}}, {"critical_rank", 3},
+            {"memory_GiB", {{"weights", 2.0}, {"gradients", 2.0}, {"optimizer", 4.0}, {"activations", 6.0},
+                            {"buffers", 2.0}, {"peak", 16.0}}},
+            {"time_s", {{"compute", 0.5}, {"tp_comm_exposed", 0.2}, {"cp_comm_exposed", 0.0},
+                        {"bubble_and_pp_comm", 0.15}, {"dp_comm_exposed", 0.1}, {"optimizer", 0.05},
+                        {"sync_wait", 0.0}, {"total", 1.0}}},
+            {"plan", plan_json(2)}, {"model", model_json(4)}, {"peak_memory_GiB", {15.0, 16.0, 14.0, 16.0}}};
+}
+
+const ComparedValue& row(const Comparison& c, const std::string& key) {
+    for (const auto& r : c.rows)
+        if (r.key == key) return r;
+    throw std::runtime_error("no row " + key);
+}
+
+std::string message_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "(no InputError)";
+}
+
+}  // namespace
+
+TEST(Compare, EachComponentsErrorAndShareOfTheStep) {
+    const Comparison c = compare_results(simulated(), "sim.json", measured(), "run.json");
+    EXPECT_NEAR(*row(c, "step_time_s").error(), 0.05, 1e-12);  // (1.05 - 1.0) / 1.0
+    // Simulated compute holds recomputation: 0.6 + 0.1 = 0.7 against 0.5.
+    const auto& compute = row(c, "time_s.compute");
+    EXPECT_NEAR(*compute.simulated, 0.7, 1e-12);
+    EXPECT_NEAR(*compute.error(), 0.4, 1e-12);           // 0.2 / 0.5
+    EXPECT_NEAR(*compute.error_of_total(), 0.2, 1e-12);  // 0.2 / 1.0 s step
+    EXPECT_NE(compute.note.find("recompute"), std::string::npos);
+    const auto& tp = row(c, "time_s.tp_comm_exposed");
+    EXPECT_NEAR(*tp.error(), -0.75, 1e-12);  // (0.05 - 0.2) / 0.2
+    EXPECT_NEAR(*tp.error_of_total(), -0.15, 1e-12);
+    // The run cannot split bubble from point-to-point waits: one row, 0.1 + 0.05 against 0.15.
+    const auto& bubble = row(c, "time_s.bubble_and_pp_comm");
+    EXPECT_NEAR(*bubble.simulated, 0.15, 1e-12);
+    EXPECT_NEAR(*bubble.error(), 0.0, 1e-12);
+    EXPECT_NEAR(*row(c, "time_s.dp_comm_exposed").error(), 0.0, 1e-12);
+    EXPECT_NEAR(*row(c, "time_s.optimizer").error(), 0.0, 1e-12);
+    // Zero measured: no relative error, but its share of the step is well defined.
+    EXPECT_FALSE(row(c, "time_s.cp_comm_exposed").error());
+    EXPECT_NEAR(*row(c, "time_s.cp_comm_exposed").error_of_total(), 0.0, 1e-12);
+    EXPECT_FALSE(row(c, "time_s.sync_wait").error());
+
+    EXPECT_NEAR(*row(c, "memory_GiB.peak").error(), 0.0, 1e-12);
+    const auto& act = row(c, "memory_GiB.activations");
+    EXPECT_NEAR(*act.error(), 1.0 / 6.0, 1e-12);           // (7 - 6) / 6
+    EXPECT_NEAR(*act.error_of_total(), 1.0 / 16.0, 1e-12);  // 1 GiB of a 16 GiB peak
+    EXPECT_NEAR(*row(c, "memory_GiB.buffers").error(), -0.5, 1e-12);
+    EXPECT_NEAR(*row(c, "memory_GiB.buffers").error_of_total(), -1.0 / 16.0, 1e-12);
+    EXPECT_NEAR(*row(c, "mfu").error(), -0.05, 1e-12);  // (0.38 - 0.40) / 0.40
+    EXPECT_EQ(c.simulated_critical_rank, 1);
+    EXPECT_EQ(c.measured_critical_rank, 3);
+}
+
+TEST(Compare, VerdictNamesTheLargestError) {
+    const Comparison c = compare_results(simulated(), "sim.json", measured(), "run.json");
+    ASSERT_TRUE(c.largest);
+    EXPECT_EQ(c.rows[*c.largest].key, "time_s.compute");  // +20% of the step beats TP's -15%
+    EXPECT_NE(c.verdict.find("step time +5.0%"), std::string::npos) << c.verdict;
+    EXPECT_NE(c.verdict.find("peak memory +0.0%"), std::string::npos) << c.verdict;
+    EXPECT_NE(c.verdict.find("largest error: compute +20.0% of the measured step"), std::string::npos) << c.verdict;
+    EXPECT_EQ(c.verdict.find("differ"), std::string::npos) << c.verdict;
+    const std::string table = format_comparison(c);
+    EXPECT_NE(table.find("verdict: " + c.verdict), std::string::npos);
+    EXPECT_NE(table.find("-75.0%"), std::string::npos) << table;  // TP's error in the table
+}
+
+TEST(Compare, JsonOutputKeys) {
+    const json j = to_json(compare_results(simulated(), "sim.json", measured(), "run.json"));
+    for (const char* k : {"simulated", "measured", "model", "plan", "rows", "verdict", "largest_error"})
+        EXPECT_TRUE(j.contains(k)) << k;
+    EXPECT_EQ(j["simulated"], "sim.json");
+    EXPECT_EQ(j["measured"], "run.json");
+    EXPECT_EQ(j["largest_error"], "time_s.compute");
+    ASSERT_TRUE(j["rows"].is_array());
+    for (const auto& r : j["rows"])
+        for (const char* k : {"name", "key", "unit", "simulated", "measured", "error", "error_of_total", "note"})
+            EXPECT_TRUE(r.contains(k)) << k << " in " << r.dump();
+    bool saw_tp = false;
+    for (const auto& r : j["rows"])
+        if (r["key"] == "time_s.tp_comm_exposed") {
+            saw_tp = true;
+            EXPECT_NEAR(r["error"].get<double>(), -0.75, 1e-12);
+            EXPECT_NEAR(r["error_of_total"].get<double>(), -0.15, 1e-12);
+        } else if (r["key"] == "time_s.cp_comm_exposed") {
+            EXPECT_TRUE(r["error"].is_null());  // measured 0: no relative error
+        }
+    EXPECT_TRUE(saw_tp);
+}
+
+TEST(Compare, SeparateBubbleAndPointToPointWhenTheRunSplitsThem) {
+    json m = measured();
+    m["time_s"].erase("bubble_and_pp_comm");
+    m["time_s"]["bubble"] = 0.1;
+    m["time_s"]["pp_comm_exposed"] = 0.05;
+    const Comparison c = compare_results(simulated(), "sim.json", m, "run.json");
+    EXPECT_NEAR(*row(c, "time_s.bubble").error(), 0.0, 1e-12);
+    EXPECT_NEAR(*row(c, "time_s.pp_comm_exposed").error(), 0.0, 1e-12);
+    for (const auto& r : c.rows) EXPECT_NE(r.key, "time_s.bubble_and_pp_comm");
+}
+
+TEST(Compare, DifferentPlansOrModelsAreNamedInTheVerdict) {
+    json m = measured();
+    m["plan"] = plan_json(4);
+    const Comparison c = compare_results(simulated(), "sim.json", m, "run.json");
+    EXPECT_NE(c.verdict.find("plans differ: tp (simulated 2, measured 4)"), std::string::npos) << c.verdict;
+    m = measured();
+    m["model"] = model_json(8);
+    const Comparison d = compare_results(simulated(), "sim.json", m, "run.json");
+    EXPECT_NE(d.verdict.find("models differ: num_layers (simulated 4, measured 8)"), std::string::npos) << d.verdict;
+}
+
+TEST(Compare, FilesOfTheWrongKindNameTheFileAndKey) {
+    std::string e = message_of([] { compare_results(measured(), "run.json", measured(), "run2.json"); });
+    EXPECT_NE(e.find("run.json"), std::string::npos) << e;
+    EXPECT_NE(e.find("step_times_s"), std::string::npos) << e;
+    e = message_of([] { compare_results(simulated(), "sim.json", simulated(), "sim2.json"); });
+    EXPECT_NE(e.find("sim2.json"), std::string::npos) << e;
+    EXPECT_NE(e.find("step_times_s"), std::string::npos) << e;
+    const json plan_result = {{"considered", 1}, {"candidates", json::array({simulated()})}};
+    e = message_of([&] { compare_results(plan_result, "plan.json", measured(), "run.json"); });
+    EXPECT_NE(e.find("plan.json"), std::string::npos) << e;
+    EXPECT_NE(e.find("candidates"), std::string::npos) << e;
+    json s = simulated();
+    s["time_s"].erase("bubble");
+    e = message_of([&] { compare_results(s, "sim.json", measured(), "run.json"); });
+    EXPECT_NE(e.find("sim.json"), std::string::npos) << e;
+    EXPECT_NE(e.find("time_s.bubble"), std::string::npos) << e;
+    json m = measured();
+    m["memory_GiB"]["peak"] = "lots";
+    e = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(e.find("run.json"), std::string::npos) << e;
+    EXPECT_NE(e.find("memory_GiB.peak"), std::string::npos) << e;
+}
+
+TEST(Compare, SimulatedSideAloneHasTheSameRowsWithoutMeasurements) {
+    const Comparison both = compare_results(simulated(), "sim.json", measured(), "run.json");
+    const Comparison alone = simulated_components(simulated(), "sim.json");
+    EXPECT_TRUE(alone.verdict.empty());
+    EXPECT_FALSE(alone.largest);
+    for (const auto& r : alone.rows) EXPECT_FALSE(r.measured) << r.key;
+    // Without a run to say otherwise, bubble and point-to-point stay apart.
+    EXPECT_NEAR(*row(alone, "time_s.bubble").simulated, 0.1, 1e-12);
+    EXPECT_NEAR(*row(alone, "time_s.pp_comm_exposed").simulated, 0.05, 1e-12);
+    EXPECT_NEAR(*row(alone, "time_s.compute").simulated, *row(both, "time_s.compute").simulated, 1e-12);
+    EXPECT_NEAR(*row(alone, "memory_GiB.peak").simulated, 16.0, 1e-12);
+}
