@@ -69,10 +69,19 @@ PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int globa
     r.seq_length = seq_length > 0 ? seq_length : m.seq_length;
     if (r.seq_length <= 0) throw InputError("--seq: the model names no sequence length; give --seq");
     r.global_batch_size = global_batch_size > 0 ? global_batch_size : default_global_batch(r.seq_length, r.num_gpus);
-    // bf16 where the GPU has it (A100 and later), else fp16 (V100).
-    r.precision = c.gpu.peak_tflops.count(Precision::bf16) && c.gpu.peak(Precision::bf16) > 0 ? Precision::bf16
-                                                                                               : Precision::fp16;
+    r.precision = default_precision(c.gpu);
     return r;
+}
+
+Precision default_precision(const GpuSpec& gpu) {
+    auto has = [&](Precision p) {
+        auto it = gpu.peak_tflops.find(p);
+        return it != gpu.peak_tflops.end() && it->second > 0;
+    };
+    if (has(Precision::bf16)) return Precision::bf16;
+    if (has(Precision::fp16)) return Precision::fp16;
+    if (has(Precision::fp32)) return Precision::fp32;
+    return Precision::bf16;  // no usable peak at all: simulate() says which key is missing
 }
 
 std::vector<int> divisors(int n) {

@@ -128,6 +128,7 @@ OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
 }
 
 double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
+    check_precision_peak(c, p.precision);
     const HardwareEfficiency e = hardware_efficiency(c);
     const double best = std::max({e.gemm_max_efficiency, e.attention_forward_efficiency, e.attention_backward_efficiency});
     const auto f = flops_per_token(m, p.seq_length, p.recompute);
@@ -138,7 +139,21 @@ double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Pla
     return work * (1.0 + double(p.pp - 1) / (double(v) * p.num_microbatches()));
 }
 
+void check_precision_peak(const ClusterSpec& c, Precision precision, const std::string& file) {
+    if (c.gpu.peak(precision) > 0) return;
+    std::string have;
+    for (const auto& [q, v] : c.gpu.peak_tflops)
+        if (v > 0) have += (have.empty() ? "" : ", ") + std::string(to_string(q));
+    throw input_error(file.empty() ? "cluster '" + c.name + "'" : file,
+                      std::string("gpu.peak_tflops.") + to_string(precision),
+                      fmt::format("a positive {} peak in TFLOP/s for a {} plan, or a plan whose precision the GPU has "
+                                  "(--precision {})",
+                                  to_string(precision), to_string(precision), have.empty() ? "?" : have),
+                      have.empty() ? "no peak at all" : "peaks only for " + have);
+}
+
 SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
+    check_precision_peak(c, p.precision);
     if (p.world_size() > c.num_gpus())
         throw InputError(fmt::format("plan needs {} GPUs (tp*pp*dp*cp) but cluster '{}' has {}", p.world_size(), c.name,
                                      c.num_gpus()));

@@ -46,7 +46,13 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
 // for pruning the search.
 double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Plan& p);
 
-// Simulates one optimizer step of the plan. The plan must already satisfy validate_plan.
+// InputError unless the cluster's GPU has a positive peak for the plan's precision (the key
+// gpu.peak_tflops.<precision> of cluster file `file`, or of the cluster's name when empty):
+// without it no time and no utilization can be computed.
+void check_precision_peak(const ClusterSpec& c, Precision p, const std::string& file = "");
+
+// Simulates one optimizer step of the plan. The plan must already satisfy validate_plan, and the
+// cluster must have a peak for its precision (check_precision_peak; InputError otherwise).
 SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o = {});
 
 }  // namespace tessel

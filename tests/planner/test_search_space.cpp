@@ -87,3 +87,19 @@ TEST(SearchSpace, FrameworkLimits) {
     EXPECT_EQ(parse_framework("torchtitan"), Framework::torchtitan);
     EXPECT_THROW(parse_framework("jax"), InputError);
 }
+
+TEST(SearchSpace, DefaultPrecisionIsOneTheGpuHas) {
+    // bf16 where the GPU has it, fp16 on a V100-like GPU, fp32 on a calibrated CPU cluster.
+    auto gpu = [](std::map<Precision, double> peaks) {
+        GpuSpec g;
+        g.peak_tflops = std::move(peaks);
+        return g;
+    };
+    EXPECT_EQ(default_precision(gpu({{Precision::bf16, 312}, {Precision::fp32, 19.5}})), Precision::bf16);
+    EXPECT_EQ(default_precision(gpu({{Precision::fp16, 125}, {Precision::fp32, 15.7}})), Precision::fp16);
+    EXPECT_EQ(default_precision(gpu({{Precision::fp32, 1.5}})), Precision::fp32);
+    ClusterSpec c = load_cluster("dgx-a100");
+    c.gpu = gpu({{Precision::fp32, 1.5}});
+    const ModelSpec m = load_model("tiny-gpt");
+    EXPECT_EQ(complete_request(m, c, 0, 0).precision, Precision::fp32);
+}

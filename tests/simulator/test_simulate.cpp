@@ -1,7 +1,10 @@
 // The end-to-end simulator: its accounting identities and the bounds it promises the planner.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/accounting.h"
+#include "core/errors.h"
 #include "core/presets.h"
 #include "simulator/simulate.h"
 
@@ -147,4 +150,46 @@ TEST(Simulate, ContextParallelismSplitsEachSequence) {
     EXPECT_GE(b.time_s.cp_comm_exposed, 0.0);
     // Each microbatch in flight holds half a sequence.
     EXPECT_LT(b.memory_GiB.activations, 0.6 * a.memory_GiB.activations);
+}
+
+namespace {
+// A calibrated CPU cluster's shape: the GPU entry has only an fp32 peak.
+ClusterSpec fp32_only_cluster() {
+    json j = {{"name", "cpu-like"},
+              {"num_nodes", 1},
+              {"gpus_per_node", 4},
+              {"gpu", {{"name", "cpu"}, {"memory_GiB", 16}, {"memory_bandwidth_GBps", 20}, {"peak_tflops", {{"fp32", 1.5}}}}},
+              {"intra_node", {{"kind", "pcie"}, {"bandwidth_GBps", 10}, {"latency_us", 5}}},
+              {"inter_node", {{"kind", "ethernet"}, {"nics_per_node", 1}, {"nic_bandwidth_GBps", 1}, {"latency_us", 50}}}};
+    return parse_cluster(j, "cpu-cluster.json");
+}
+}  // namespace
+
+TEST(Simulate, PrecisionWithoutAPeakIsBadInputNamingTheKey) {
+    const ModelSpec m = load_model("tiny-gpt");
+    const ClusterSpec c = fp32_only_cluster();
+    Plan p;
+    p.pp = 2;
+    p.dp = 2;
+    p.global_batch_size = 2;
+    p.seq_length = m.seq_length;
+    p.precision = Precision::bf16;
+    try {
+        simulate(m, c, p);
+        FAIL() << "a bf16 plan on a cluster without a bf16 peak must be rejected";
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("gpu.peak_tflops.bf16"), std::string::npos) << what;
+        EXPECT_NE(what.find("cpu-like"), std::string::npos) << what;
+        EXPECT_NE(what.find("fp32"), std::string::npos) << what;  // what the cluster has
+    }
+    EXPECT_THROW(check_precision_peak(c, Precision::fp16, "cpu-cluster.json"), InputError);
+    // In the precision the cluster has, every figure is finite.
+    p.precision = Precision::fp32;
+    const auto r = simulate(m, c, p);
+    EXPECT_TRUE(std::isfinite(r.step_time_s));
+    EXPECT_GT(r.step_time_s, 0.0);
+    EXPECT_TRUE(std::isfinite(r.mfu));
+    EXPECT_GT(r.mfu, 0.0);
+    EXPECT_LT(r.mfu, 1.0);
 }
