@@ -7,7 +7,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <unistd.h>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -45,6 +47,64 @@ void check_depth(const std::string& text, const std::string& origin, int max_dep
     }
 }
 
+// The key path ("gpu.peak_tflops.bf16", "layers[3]") of the value at byte `at`, for messages
+// about JSON the parser rejected: a light scan of the text before it (strings, keys, nesting).
+std::string key_path_at(const std::string& text, std::size_t at) {
+    struct Level {
+        bool object;
+        std::string key;
+        long index;
+    };
+    std::vector<Level> stack;
+    std::string last_string;
+    bool have_string = false;
+    at = std::min(at, text.size());
+    for (std::size_t i = 0; i < at; ++i) {
+        const char c = text[i];
+        if (c == '"') {
+            std::string s;
+            for (++i; i < at && text[i] != '"'; ++i) {
+                if (text[i] == '\\' && i + 1 < at) ++i;
+                s += text[i];
+            }
+            last_string = std::move(s), have_string = true;
+            continue;
+        }
+        if (c == '{') stack.push_back({true, "", -1}), have_string = false;
+        else if (c == '[') stack.push_back({false, "", 0}), have_string = false;
+        else if ((c == '}' || c == ']') && !stack.empty()) stack.pop_back(), have_string = false;
+        else if (c == ':' && !stack.empty() && stack.back().object && have_string) stack.back().key = last_string, have_string = false;
+        else if (c == ',' && !stack.empty()) {
+            if (stack.back().object) stack.back().key.clear();
+            else ++stack.back().index;
+            have_string = false;
+        }
+    }
+    std::string path;
+    for (const Level& l : stack) {
+        if (l.object) {
+            if (l.key.empty()) break;
+            path += (path.empty() ? "" : ".") + l.key;
+        } else {
+            path += "[" + std::to_string(l.index) + "]";
+        }
+    }
+    return path;
+}
+
+// What the parser met at byte `at`, when it is a number JSON cannot hold.
+std::string expectation_at(const std::string& text, std::size_t at, const std::string& what) {
+    if (what.find("number overflow") != std::string::npos)
+        return "; expected a finite number (this one overflows a double)";
+    std::size_t b = std::min(at, text.size());
+    while (b > 0 && std::string_view("+-.0123456789eEaAnNiIfFtTyY").find(text[b - 1]) != std::string_view::npos) --b;
+    const std::string token = text.substr(b, 9);
+    for (const char* bad : {"NaN", "nan", "-NaN", "Infinity", "-Infinity", "+Infinity", "inf", "-inf"})
+        if (token.rfind(bad, 0) == 0)
+            return "; expected a finite number (JSON has no NaN or Infinity)";
+    return "";
+}
+
 }  // namespace
 
 void set_warning_sink(std::function<void(const std::string&)> sink) { warning_sink() = std::move(sink); }
@@ -61,12 +121,23 @@ json parse_json_text(const std::string& text, const std::string& origin, int max
         std::string what = e.what();
         auto pos = what.find("] ");
         if (pos != std::string::npos) what = what.substr(pos + 2);
-        throw InputError(fmt::format("{}: malformed JSON: {}", origin, what));
+        const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+        const std::string key = key_path_at(text, at);
+        throw InputError(fmt::format("{}: malformed JSON{}: {}{}", origin, key.empty() ? "" : fmt::format(" at key '{}'", key),
+                                     what, expectation_at(text, at, what)));
     } catch (const json::exception& e) {
         std::string what = e.what();
         auto pos = what.find("] ");
         if (pos != std::string::npos) what = what.substr(pos + 2);
-        throw InputError(fmt::format("{}: invalid JSON: {}", origin, what));
+        // "number overflow parsing '1e999'": find the number to name its key.
+        std::string key;
+        const auto q1 = what.find('\''), q2 = what.rfind('\'');
+        if (q1 != std::string::npos && q2 > q1 + 1) {
+            const auto at = text.find(what.substr(q1 + 1, q2 - q1 - 1));
+            if (at != std::string::npos) key = key_path_at(text, at);
+        }
+        throw InputError(fmt::format("{}: invalid JSON{}: {}{}", origin, key.empty() ? "" : fmt::format(" at key '{}'", key),
+                                     what, expectation_at(text, 0, what)));
     }
 }
 

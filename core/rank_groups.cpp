@@ -1,6 +1,7 @@
 #include "core/rank_groups.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <sstream>
 
@@ -10,11 +11,18 @@ namespace tessel {
 
 namespace {
 
+// The placement's dimensions, innermost first. Called once per rank by the simulator's group
+// building (a million ranks for an absurd cluster), so no allocation on the common path.
 std::vector<std::string> split_order(const std::string& order) {
     std::vector<std::string> out;
-    std::stringstream ss(order);
-    std::string tok;
-    while (std::getline(ss, tok, '-')) out.push_back(tok);
+    out.reserve(4);
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t dash = order.find('-', start);
+        out.push_back(order.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
+        if (dash == std::string::npos) break;
+        start = dash + 1;
+    }
     for (const char* d : {"tp", "cp", "dp", "pp"})
         if (std::count(out.begin(), out.end(), d) != 1)
             throw InputError("placement '" + order + "': expected each of tp, cp, dp, pp exactly once");
@@ -22,17 +30,37 @@ std::vector<std::string> split_order(const std::string& order) {
     return out;
 }
 
+// split_order as indices into (tp, cp, dp, pp), for the per-rank arithmetic below.
+std::array<int, 4> order_indices(const std::string& order) {
+    // The usual "xx-xx-xx-xx" form: read in place.
+    std::array<int, 4> idx{};
+    auto index_of = [](char a, char b) {
+        if (b != 'p') return -1;
+        return a == 't' ? 0 : a == 'c' ? 1 : a == 'd' ? 2 : a == 'p' ? 3 : -1;
+    };
+    if (order.size() == 11 && order[2] == '-' && order[5] == '-' && order[8] == '-') {
+        int seen = 0;
+        bool ok = true;
+        for (int i = 0; i < 4 && ok; ++i) {
+            idx[i] = index_of(order[3 * i], order[3 * i + 1]);
+            ok = idx[i] >= 0 && !(seen & (1 << idx[i]));
+            if (ok) seen |= 1 << idx[i];
+        }
+        if (ok) return idx;
+    }
+    const auto names = split_order(order);  // throws, saying what is wrong
+    for (int i = 0; i < 4; ++i) idx[i] = index_of(names[i][0], names[i][1]);
+    return idx;
+}
+
+int& coord_at(RankCoords& c, int i) { return i == 0 ? c.tp : i == 1 ? c.cp : i == 2 ? c.dp : c.pp; }
+int size_at(const ParallelSizes& s, int i) { return i == 0 ? s.tp : i == 1 ? s.cp : i == 2 ? s.dp : s.pp; }
+
 int& coord(RankCoords& c, const std::string& d) {
     if (d == "tp") return c.tp;
     if (d == "cp") return c.cp;
     if (d == "dp") return c.dp;
     return c.pp;
-}
-int size_of(const ParallelSizes& s, const std::string& d) {
-    if (d == "tp") return s.tp;
-    if (d == "cp") return s.cp;
-    if (d == "dp") return s.dp;
-    return s.pp;
 }
 
 }  // namespace
@@ -40,9 +68,9 @@ int size_of(const ParallelSizes& s, const std::string& d) {
 RankCoords coords_of(int rank, const std::string& order, const ParallelSizes& sizes) {
     RankCoords c;
     int r = rank;
-    for (const auto& d : split_order(order)) {
-        coord(c, d) = r % size_of(sizes, d);
-        r /= size_of(sizes, d);
+    for (int d : order_indices(order)) {
+        coord_at(c, d) = r % size_at(sizes, d);
+        r /= size_at(sizes, d);
     }
     return c;
 }
@@ -50,9 +78,9 @@ RankCoords coords_of(int rank, const std::string& order, const ParallelSizes& si
 int rank_of(const RankCoords& coords, const std::string& order, const ParallelSizes& sizes) {
     RankCoords c = coords;
     int rank = 0, stride = 1;
-    for (const auto& d : split_order(order)) {
-        rank += coord(c, d) * stride;
-        stride *= size_of(sizes, d);
+    for (int d : order_indices(order)) {
+        rank += coord_at(c, d) * stride;
+        stride *= size_at(sizes, d);
     }
     return rank;
 }

@@ -117,23 +117,36 @@ GroupLink Topology::group(const std::vector<int>& ranks) const {
         out.max_members_per_node = int(ranks.size());
         return out;
     }
-    std::map<int, std::vector<int>> members;  // node -> its ranks in this group, in one pass
-    for (int r : ranks) members[node_of(r)].push_back(r);
-    out.num_nodes = int(members.size());
+    // Node by node, in one pass over the sorted ranks (a data-parallel group of an absurd cluster
+    // has a million members: no map, and each intra-node path asked for once).
+    std::vector<int> sorted = ranks;
+    if (!std::is_sorted(sorted.begin(), sorted.end())) std::sort(sorted.begin(), sorted.end());
+    std::vector<std::size_t> run_starts;  // index in `sorted` where each node's members begin
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+        if (i == 0 || node_of(sorted[i]) != node_of(sorted[i - 1])) run_starts.push_back(i);
+    run_starts.push_back(sorted.size());
+    out.num_nodes = int(run_starts.size() - 1);
     int min_members = int(ranks.size());
-    for (auto& [n, rs] : members) {
-        out.max_members_per_node = std::max(out.max_members_per_node, int(rs.size()));
-        min_members = std::min(min_members, int(rs.size()));
+    for (std::size_t n = 0; n + 1 < run_starts.size(); ++n) {
+        const int count = int(run_starts[n + 1] - run_starts[n]);
+        out.max_members_per_node = std::max(out.max_members_per_node, count);
+        min_members = std::min(min_members, count);
     }
 
     // Inside the node: the slowest GPU-to-GPU path among the members.
     double intra_bw = std::numeric_limits<double>::infinity(), intra_lat = 0;
-    for (auto& [n, rs] : members)
-        for (std::size_t i = 1; i < rs.size(); ++i) {
-            LinkInfo l = path(rs[0], rs[i]);
+    std::vector<char> asked(std::size_t(gpus_per_node_) * gpus_per_node_, 0);
+    for (std::size_t n = 0; n + 1 < run_starts.size(); ++n) {
+        const int first = sorted[run_starts[n]];
+        for (std::size_t i = run_starts[n] + 1; i < run_starts[n + 1]; ++i) {
+            char& done = asked[std::size_t(first % gpus_per_node_) * gpus_per_node_ + sorted[i] % gpus_per_node_];
+            if (done) continue;
+            done = 1;
+            LinkInfo l = path(first, sorted[i]);
             intra_bw = std::min(intra_bw, l.bandwidth_GBps);
             intra_lat = std::max(intra_lat, l.latency_us);
         }
+    }
     if (out.num_nodes == 1) {
         out.bandwidth_GBps = intra_bw;
         out.latency_us = intra_lat;
@@ -142,7 +155,7 @@ GroupLink Topology::group(const std::vector<int>& ranks) const {
     // Across nodes: a ring (or NCCL's several rings, one per member of a node) crosses every node
     // boundary with as many channels as the node contributes members; each channel gets one GPU's
     // share of the node's NICs when all GPUs communicate at once (symmetric plans do).
-    const int a = members.begin()->second[0], b = std::next(members.begin())->second[0];
+    const int a = sorted[run_starts[0]], b = sorted[run_starts[1]];
     LinkInfo cross = path(a, b);
     const double cross_bw = std::min(cross.bandwidth_GBps * min_members, nic_share_GBps_ * min_members);
     out.bandwidth_GBps = std::min(intra_bw, cross_bw);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -123,11 +124,18 @@ Signature node_signature(const char* order, const ParallelSizes& sizes, int gpus
     Signature s{};
     for (int i = 0; i < 4; ++i) {
         const int stride = placement_stride(order, sizes, names[i]);
+        // The node pattern of k * stride repeats every gpus_per_node members at most, so a prefix
+        // of two periods shows the most members any node holds; a million-GPU group need not be
+        // walked member by member.
+        const int scanned = std::min(size[i], 2 * gpus_per_node + 2);
         std::map<int, int> members;  // node -> members of the group on it
-        for (int k = 0; k < size[i]; ++k) members[k * stride / gpus_per_node]++;
+        for (int k = 0; k < scanned; ++k) members[int(std::int64_t(k) * stride / gpus_per_node)]++;
         int most = 0;
         for (const auto& [node, count] : members) most = std::max(most, count);
-        s[2 * i] = int(members.size());
+        int nodes = int(members.size());
+        if (scanned < size[i])  // consecutive members less than a node apart skip no node
+            nodes = stride >= gpus_per_node ? size[i] : int(std::int64_t(size[i] - 1) * stride / gpus_per_node) + 1;
+        s[2 * i] = nodes;
         s[2 * i + 1] = most;
     }
     return s;
