@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (plus AddressSanitizer and UBSan) into build-asan/ and
+# Builds the libFuzzer targets with clang (plus AddressSanitizer and UBSan) into build-fuzz/ and
 # runs each for SECONDS (default 30) on its seed corpus. Prints executions and crashes per target;
 # exits non-zero if any target crashed. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
@@ -7,8 +7,11 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-30}"; shift || true
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_model fuzz_hf_config fuzz_cluster fuzz_plan fuzz_cli_args)
-BUILD_DIR="${TESSEL_FUZZ_BUILD_DIR:-build-asan}"
-scripts/configure-asan.sh "$BUILD_DIR"   # the same configuration as scripts/sanitize.sh
+BUILD_DIR="${TESSEL_FUZZ_BUILD_DIR:-build-fuzz}"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+  -DTESSEL_FUZZ=ON -DTESSEL_SANITIZE=ON -DTESSEL_BUILD_TESTS=OFF -DTESSEL_BUILD_BENCH=OFF \
+  -DTESSEL_ENABLE_CUDA=OFF > /dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target "${TARGETS[@]}"
 status=0
 for t in "${TARGETS[@]}"; do

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs tessel's build and test dependencies from Debian's packages (nothing else is fetched).
-# clang and libclang-rt-dev (its sanitizer and libFuzzer runtimes) serve scripts/sanitize.sh and
-# scripts/fuzz.sh.
+# clang and libclang-rt-dev (its sanitizer and libFuzzer runtimes) serve scripts/fuzz.sh.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (README.md's quick start):
 #   1. the Release build (build/) and every test;
-#   2. the AddressSanitizer + UBSan build (build-asan/, clang) and every test under it;
-#   3. each libFuzzer target for FUZZ_SECONDS (default 20) on its seed corpus.
+#   2. the AddressSanitizer + UBSan build (build-asan/) and every test under it;
+#   3. the libFuzzer targets (clang, ASan + UBSan, build-fuzz/), each for FUZZ_SECONDS (default 20)
+#      on its seed corpus.
 # Prints how long each part took. Exits non-zero at the first part that fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ phase "2/3 AddressSanitizer + UBSan build and tests"
 scripts/sanitize.sh
 t2=$SECONDS
 phase "3/3 libFuzzer targets, ${FUZZ_SECONDS} s each"
-TESSEL_FUZZ_BUILD_DIR=build-asan scripts/fuzz.sh "$FUZZ_SECONDS"
+scripts/fuzz.sh "$FUZZ_SECONDS"
 t3=$SECONDS
 echo
 echo "test.sh: all passed. Release $(( t1 - t0 )) s, sanitizers $(( t2 - t1 )) s, fuzzing $(( t3 - t2 )) s, total $(( t3 - t0 )) s"
