@@ -18,13 +18,14 @@ for t in "${TARGETS[@]}"; do
   work="$BUILD_DIR/fuzz-work/$t"; mkdir -p "$work/corpus"
   cp -n fuzz/corpus/"$t"/* "$work/corpus/" 2>/dev/null || true
   log="$work/log.txt"
-  if (cd "$work" && "../../fuzz/$t" -max_total_time="$SECONDS_EACH" -print_final_stats=1 -max_len=4096 -rss_limit_mb=2048 -timeout=10 corpus > log.txt 2>&1); then
+  quiet=(); [ "$t" != fuzz_cli_args ] || quiet=(-close_fd_mask=2)   # the CLI's own messages, not libFuzzer's
+  if (cd "$work" && "../../fuzz/$t" -max_total_time="$SECONDS_EACH" -print_final_stats=1 -max_len=4096 -rss_limit_mb=2048 -timeout=10 "${quiet[@]}" corpus > log.txt 2>&1); then
     crashes=0
   else
     crashes=1; status=1
   fi
   execs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || true)
-  [ -n "$execs" ] || execs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#')
+  [ -n "$execs" ] || execs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
   echo "$t: ${SECONDS_EACH}s, executions ${execs:-?}, crashes $crashes"
   [ "$crashes" = 0 ] || tail -40 "$log"
 done
