@@ -160,7 +160,7 @@ void run_plan(const PlanArgs& a) {
         const bool default_model = a.model.empty();
         m = load_model(default_model ? kDefaultModel : a.model);
         const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0));
-        pr.line("Planning {}{} on {} GPUs of {}{} ({} node{} x {} {}, {} GiB each)", m.name,
+        pr.line("Planning {}{} on {} GPUs of {}{} ({} node{} x {} {}, {:.4g} GiB each)", m.name,
                 default_model ? " (built-in default model)" : "", c.num_gpus(), c.name,
                 default_cluster ? " (built-in default cluster)" : "", c.num_nodes, c.num_nodes == 1 ? "" : "s",
                 c.gpus_per_node, c.gpu.name, c.gpu.memory_GiB);
