@@ -164,9 +164,7 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
         if (e && (!c.largest || std::abs(*e) > std::abs(*c.rows[*c.largest].error_of_total()))) c.largest = i;
     }
     c.verdict = fmt::format("step time {} ({:.4g} s simulated, {:.4g} s measured), peak memory {}", percent(c.rows[0].error()),
-                            sim_step, *meas_step, percent((*std::find_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
-                                                             return r.key == "memory_GiB.peak";
-                                                         })).error()));
+                            sim_step, *meas_step, percent(c.row("memory_GiB.peak")->error()));
     if (c.largest) {
         const ComparedValue& r = c.rows[*c.largest];
         const std::string scale = r.group == G::time     ? " of the measured step"
@@ -182,6 +180,12 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
 }
 
 }  // namespace
+
+const ComparedValue* Comparison::row(const std::string& key) const {
+    for (const auto& r : rows)
+        if (r.key == key) return &r;
+    return nullptr;
+}
 
 Comparison compare_results(const json& sim, const std::string& sim_file, const json& meas, const std::string& meas_file) {
     return build_comparison(sim, sim_file, &meas, meas_file);

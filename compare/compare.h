@@ -40,6 +40,7 @@ struct Comparison {
     std::vector<ComparedValue> rows;
     std::optional<std::size_t> largest;  // index of the row with the largest |error_of_total|
     std::string verdict;
+    const ComparedValue* row(const std::string& key) const;  // nullptr when there is no such row
 };
 
 // InputError (exit 2) naming the file and the key for a missing or mistyped key, or a file of the

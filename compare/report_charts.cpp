@@ -149,11 +149,6 @@ std::vector<Segment> time_segments(const Comparison& c, bool simulated, double s
     return out;
 }
 
-const ComparedValue* find_row(const Comparison& c, const std::string& key) {
-    for (const auto& r : c.rows)
-        if (r.key == key) return &r;
-    return nullptr;
-}
 
 std::string plan_label(const json& p) {
     if (!p.is_object()) return "?";
@@ -171,7 +166,7 @@ std::string plan_label(const json& p) {
 
 std::string draw_breakdown(const Comparison& c, double sim_recompute_s) {
     std::vector<Bar> bars;
-    const ComparedValue* step = find_row(c, "step_time_s");
+    const ComparedValue* step = c.row("step_time_s");
     Bar sim = make_bar("simulated", time_segments(c, true, sim_recompute_s));
     if (step && step->simulated) {
         sim.marker = step->simulated;
@@ -199,7 +194,7 @@ std::string draw_memory(const Comparison& c, const json* measured, const std::st
         std::vector<Segment> out;
         double sum = 0;
         for (const char* k : kinds) {
-            const ComparedValue* r = find_row(c, std::string("memory_GiB.") + k);
+            const ComparedValue* r = c.row(std::string("memory_GiB.") + k);
             const auto v = r ? (simulated ? r->simulated : r->measured) : std::nullopt;
             if (!v) continue;
             out.push_back({k, std::string("y-") + k, *v});
@@ -208,7 +203,7 @@ std::string draw_memory(const Comparison& c, const json* measured, const std::st
         if (peak && *peak - sum > 0.01 * *peak) out.push_back({"not attributed", "y-other", *peak - sum});
         return out;
     };
-    const ComparedValue* peak = find_row(c, "memory_GiB.peak");
+    const ComparedValue* peak = c.row("memory_GiB.peak");
     std::vector<Bar> bars;
     Bar sim = make_bar("simulated, busiest rank", kind_segments(true, std::nullopt));
     if (peak && peak->simulated) {

@@ -87,11 +87,6 @@ std::string string_at(const json& j, std::initializer_list<const char*> path) {
     return p->is_string() ? p->get<std::string>() : "";
 }
 
-const ComparedValue* find_row(const Comparison& c, const std::string& key) {
-    for (const auto& r : c.rows)
-        if (r.key == key) return &r;
-    return nullptr;
-}
 
 std::string value_text(std::optional<double> v, const std::string& unit, bool measured_side, bool have_measured) {
     if (!v) return measured_side && have_measured ? "not measured" : "-";
@@ -136,9 +131,9 @@ std::string header(const ReportInputs& in, const Comparison& c) {
     o += "<table class=\"headline\"><tr><th></th><th>simulated</th>";
     if (have_m) o += "<th>measured</th><th>error</th>";
     o += "</tr>\n";
-    const ComparedValue* step = find_row(c, "step_time_s");
-    const ComparedValue* mfu = find_row(c, "mfu");
-    const ComparedValue* peak = find_row(c, "memory_GiB.peak");
+    const ComparedValue* step = c.row("step_time_s");
+    const ComparedValue* mfu = c.row("mfu");
+    const ComparedValue* peak = c.row("memory_GiB.peak");
     o += row("step time", step->simulated, step->measured, [](double v) { return fmt::format("{:.4g} s", v); });
     o += row("MFU", mfu->simulated, mfu->measured, [](double v) { return fmt::format("{:.3g}%", 100 * v); });
     o += row("tokens/s", number_at(s, {"tokens_per_s"}), have_m ? number_at(*in.measured, {"tokens_per_s"}) : std::nullopt,
@@ -191,7 +186,7 @@ std::string render_report(const ReportInputs& in, const ReportOptions& options, 
     const Comparison c = have_m ? compare_results(in.simulated, sim_file, *in.measured, in.files.measured)
                                 : simulated_components(in.simulated, sim_file);
     const json& s = in.simulated;
-    const double sim_step = *find_row(c, "step_time_s")->simulated;
+    const double sim_step = *c.row("step_time_s")->simulated;
     const double sim_recompute = number_at(s, {"time_s", "recompute"}).value_or(0.0);
     std::optional<double> capacity = number_at(s, {"cluster", "gpu", "memory_GiB"});
     const std::string gpu = string_at(s, {"cluster", "gpu", "name"});

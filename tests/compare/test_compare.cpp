@@ -44,9 +44,9 @@ json measured() {
 }
 
 const ComparedValue& row(const Comparison& c, const std::string& key) {
-    for (const auto& r : c.rows)
-        if (r.key == key) return r;
-    throw std::runtime_error("no row " + key);
+    const ComparedValue* r = c.row(key);
+    if (!r) throw std::runtime_error("no row " + key);
+    return *r;
 }
 
 std::string message_of(const std::function<void()>& f) {
