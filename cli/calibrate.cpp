@@ -5,12 +5,12 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/errors.h"
 #include "core/json_io.h"
 #include "executor/backends.h"
@@ -29,21 +29,14 @@ struct CalibrateArgs {
     int sm_count = 0;
 };
 
-void check_folder(const std::string& flag, const std::string& path) {
-    if (path.empty()) return;
-    const auto dir = std::filesystem::absolute(path).parent_path();
-    if (!std::filesystem::is_directory(dir))
-        throw InputError(fmt::format("{} {}: folder {} does not exist", flag, path, dir.string()));
-}
-
 void calibrate_command(const CalibrateArgs& a) {
     const int code = run_mpi_job("tessel calibrate", [&](std::unique_ptr<Communicator> world) {
         const int rank = world->rank();
         std::unique_ptr<Backend> backend;
         agree_on_errors(*world, [&] {
             backend = make_backend(a.backend);
-            check_folder("--out", a.out);
-            check_folder("--raw", a.raw);
+            check_output_folder("--out", a.out);
+            check_output_folder("--raw", a.raw);
         });
         CalibrateOptions o;
         o.backend = a.backend;

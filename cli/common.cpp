@@ -1,6 +1,9 @@
 #include "cli/common.h"
 
+#include <filesystem>
 #include <iostream>
+
+#include <fmt/format.h>
 
 #include "core/errors.h"
 #include "core/json_io.h"
@@ -73,6 +76,13 @@ void write_output(const std::string& path, const std::string& text) {
         return;
     }
     write_file_atomically(path, text);
+}
+
+void check_output_folder(const std::string& flag, const std::string& path) {
+    if (path.empty()) return;
+    const auto dir = std::filesystem::absolute(path).parent_path();
+    if (!std::filesystem::is_directory(dir))
+        throw InputError(fmt::format("{} {}: folder {} does not exist", flag, path, dir.string()));
 }
 
 }  // namespace tessel::cli

@@ -33,4 +33,8 @@ ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long 
 // Writes text to a file atomically, or to stdout for "-".
 void write_output(const std::string& path, const std::string& text);
 
+// For outputs written only after a long job (run, calibrate): InputError now, before the work,
+// when the folder `path` would go in does not exist. An empty path is no output: nothing to check.
+void check_output_folder(const std::string& flag, const std::string& path);
+
 }  // namespace tessel::cli

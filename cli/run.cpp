@@ -3,7 +3,6 @@
 // measures them. Parsing and printing only; the runtime is executor/.
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -63,11 +62,7 @@ void run_command(const RunArgs& a) {
                 }
                 o.cluster = to_json(c);
             }
-            if (!a.out.empty() && rank == 0) {
-                const auto dir = std::filesystem::absolute(a.out).parent_path();
-                if (!std::filesystem::is_directory(dir))
-                    throw InputError(fmt::format("--out {}: folder {} does not exist", a.out, dir.string()));
-            }
+            if (rank == 0) check_output_folder("--out", a.out);
         });
         o.steps = a.steps;
         o.seed = a.seed;
