@@ -46,11 +46,11 @@ for name in pp2-1f1b tp2 dp2-zero1; do
     "${MPIRUN[@]}" "$TESSEL" run --model tiny-gpt "${flags[@]}" "${BATCH[@]}" --steps "$STEPS" \
       --cluster "$OUT/cluster.json" --out "$OUT/$name.measured.$r.json" >> "$OUT/$name.measured.txt"
   done
-  pick=$(for r in $(seq 1 "$REPEATS"); do
-           echo "$(grep -o '"step_time_s": [0-9.e+-]*' "$OUT/$name.measured.$r.json" | cut -d' ' -f2) $r"
-         done | sort -g | awk -v n="$REPEATS" 'NR == int((n + 1) / 2) {print $2}')
-  echo "runs' median steps (s): $(for r in $(seq 1 "$REPEATS"); do grep -o '"step_time_s": [0-9.e+-]*' \
-        "$OUT/$name.measured.$r.json" | cut -d' ' -f2; done | tr '\n' ' ')-> keeping run $pick" | tee -a "$OUT/$name.measured.txt"
+  steps=$(for r in $(seq 1 "$REPEATS"); do
+            echo "$(grep -o '"step_time_s": [0-9.e+-]*' "$OUT/$name.measured.$r.json" | cut -d' ' -f2) $r"
+          done)
+  pick=$(sort -g <<< "$steps" | awk -v n="$REPEATS" 'NR == int((n + 1) / 2) {print $2}')
+  echo "runs' median steps (s): $(cut -d' ' -f1 <<< "$steps" | tr '\n' ' ')-> keeping run $pick" | tee -a "$OUT/$name.measured.txt"
   mv "$OUT/$name.measured.$pick.json" "$OUT/$name.measured.json"
   rm -f "$OUT"/"$name".measured.[0-9]*.json
   "$TESSEL" compare --simulated "$OUT/$name.simulated.json" --measured "$OUT/$name.measured.json" \
