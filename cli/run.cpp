@@ -1,8 +1,10 @@
 // tessel run --model M --plan P.json [--backend cpu|cuda] [--steps N] [--data tokens.bin] [--out FILE]
-// [--seed S] [--cluster C]: trains N real steps of a plan (under mpirun for more than one rank) and
+// [--seed S] [--cluster C] [--kernel-times]: trains N real steps of a plan (under mpirun for more than one rank) and
 // measures them. Parsing and printing only; the runtime is executor/.
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,7 +26,26 @@ struct RunArgs {
     PlanFlags plan;
     int steps = 10;
     std::uint64_t seed = 1234;
+    bool kernel_times = false;
 };
+
+// Rank 0's kernels, the most time first: where a measured step's compute went.
+void print_kernel_times(const KernelTimes& k, const RunResult& r) {
+    std::vector<std::pair<std::string, KernelTally>> rows(k.by_kernel.begin(), k.by_kernel.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.in_step_seconds > b.second.in_step_seconds; });
+    const int steps = std::max(1, r.steps - r.warmup_steps);
+    double compute = 0;
+    for (int i = r.warmup_steps; i < r.steps; ++i)
+        compute += r.step_breakdowns[std::size_t(i)].compute + r.step_breakdowns[std::size_t(i)].optimizer;
+    fmt::print("\nkernels of rank 0, per step (mean of the {} steps after warm-up)\n", steps);
+    fmt::print("{:>10} {:>8} {:>7}  {}\n", "ms/step", "calls", "share", "kernel and shape");
+    for (const auto& [key, t] : rows)
+        fmt::print("{:>10.3f} {:>8.1f} {:>6.1f}%  {}\n", 1e3 * t.in_step_seconds / steps, double(t.calls) / steps,
+                   compute > 0 ? 100 * t.in_step_seconds / compute : 0.0, key);
+    fmt::print("{:>10.3f}  in kernels; {:.3f} ms/step of compute and optimizer outside them (host work)\n",
+               1e3 * k.in_step_seconds() / steps, 1e3 * (compute - k.in_step_seconds()) / steps);
+}
 
 void print_summary(const RunResult& r, const std::string& out) {
     const auto& g = r.memory;
@@ -83,11 +104,14 @@ void run_command(const RunArgs& a) {
                        100.0 * step / o.steps, loss, seconds, tokens / seconds);
             std::fflush(stdout);
         };
+        KernelTimes kernel_times;
+        if (a.kernel_times) o.kernel_times = &kernel_times;
         RunResult r = train(o, std::move(world));
         if (rank == 0) {
             fmt::print("peak {:.3f} TFLOP/s per rank: {}\n", r.peak_tflops_used, r.peak_tflops_source);
             if (!a.out.empty()) write_file_atomically(a.out, to_json(r).dump(2) + "\n");
             print_summary(r, a.out);
+            if (a.kernel_times) print_kernel_times(kernel_times, r);
         }
     });
     // The message was printed by one rank; every rank leaves with the job's code.
@@ -122,6 +146,8 @@ void add_run(CLI::App& app) {
     cmd->add_option("--out", args->out, "measured-run JSON (written by rank 0, atomically)");
     cmd->add_option("--seed", args->seed, "seed of the initial weights and the synthetic data (default 1234)");
     cmd->add_option("--cluster", args->cluster, "cluster preset or file whose peak MFU is measured against");
+    cmd->add_flag("--kernel-times", args->kernel_times,
+                  "time every kernel where the step runs it and print rank 0's, the most time first");
     cmd->callback([args] { run_command(*args); });
 }
 

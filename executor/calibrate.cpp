@@ -40,9 +40,9 @@ std::vector<double*> seconds_of(KernelMeasurements& k) {
         v.push_back(&a.forward_seconds);
         v.push_back(&a.backward_seconds);
     }
-    for (auto& l : k.layers) {
-        v.push_back(&l.sequence_seconds);
-        v.push_back(&l.isolated_seconds);
+    for (auto& l : k.steps) {
+        v.push_back(&l.in_step_seconds);
+        v.push_back(&l.alone_seconds);
     }
     return v;
 }
@@ -124,6 +124,9 @@ json to_cluster_json(const Calibration& c, const std::string& name) {
                              {"backward_efficiency", a.backward_efficiency}});
     profile["gemm_table"] = gemm;
     profile["attention_table"] = attention;
+    json streaming = json::array();
+    for (const auto& [kernel, efficiency] : f.streaming_table) streaming.push_back({{"kernel", kernel}, {"efficiency", efficiency}});
+    if (!streaming.empty()) profile["streaming_table"] = streaming;
     // nccl-tests' bus bandwidth per collective and size, at the share of a core a step's ranks get.
     if (!c.collectives.empty()) {
         json table = json::array();
@@ -175,7 +178,8 @@ json to_cluster_json(const Calibration& c, const std::string& name) {
 
 json to_raw_json(const Calibration& c) {
     const KernelMeasurements& k = c.kernels;
-    json gemms = json::array(), streaming = json::array(), attention = json::array(), collectives = json::array();
+    json gemms = json::array(), streaming = json::array(), attention = json::array(), collectives = json::array(),
+         steps = json::array();
     for (const auto& g : k.gemms)
         gemms.push_back({{"role", g.role}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"seconds", g.seconds},
                          {"gflops", g.flops() / g.seconds / 1e9}});
@@ -186,6 +190,9 @@ json to_raw_json(const Calibration& c) {
         attention.push_back({{"batch_heads", a.batch_heads}, {"seq", a.seq}, {"head_dim", a.head_dim},
                              {"forward_seconds", a.forward_seconds}, {"backward_seconds", a.backward_seconds},
                              {"forward_flops", simulator_attention_forward_flops(a.batch_heads, a.seq, a.head_dim)}});
+    for (const auto& s : k.steps)
+        steps.push_back({{"layout", s.layout}, {"tokens", s.tokens}, {"hidden", s.hidden}, {"heads", s.heads},
+                         {"in_step_seconds", s.in_step_seconds}, {"alone_seconds", s.alone_seconds}});
     for (const auto& s : c.collectives)
         collectives.push_back({{"collective", to_string(s.op)}, {"ranks", s.ranks}, {"bytes", s.bytes},
                                {"count", s.count}, {"seconds", s.seconds}, {"algbw_GBps", s.algbw_GBps()},
@@ -193,7 +200,7 @@ json to_raw_json(const Calibration& c) {
     return {{"backend", c.backend}, {"device", c.device},     {"date", c.date},         {"ranks", c.ranks},
             {"quick", c.quick},     {"peak_flops", k.peak_flops}, {"peak_size", k.peak_size},
             {"stream_Bps", k.stream_Bps}, {"launch_s", k.launch_s}, {"gemms", gemms}, {"streaming", streaming},
-            {"attention", attention}, {"collectives", collectives}};
+            {"attention", attention}, {"steps", steps}, {"cpu_share", k.cpu_share}, {"collectives", collectives}};
 }
 
 std::string calibration_report(const Calibration& c) {
@@ -212,8 +219,11 @@ std::string calibration_report(const Calibration& c) {
                          g.flops() / g.seconds / 1e9, 100 * g.flops() / g.seconds / f.peak_flops);
     o << fmt::format("\nmemory bandwidth      {:.2f} GB/s per rank (streaming copy/add, best of the two)\n",
                      f.memory_bandwidth_Bps / 1e9);
-    o << fmt::format("streaming kernels     {:.3f} of it, in the simulator's bytes (error {:.1f}%)\n",
+    o << fmt::format("streaming kernels     {:.3f} of it in sum, in the simulator's bytes; each kernel's own below "
+                     "(error {:.1f}%)\n",
                      f.memory_bandwidth_efficiency, 100 * f.streaming_error);
+    for (const auto& [kernel, efficiency] : f.streaming_table)
+        o << fmt::format("  {:<24} {:.3f}\n", kernel, efficiency);
     o << fmt::format("  {:<24} {:<14} {:>12} {:>10} {:>8}\n", "kernel", "shape", "bytes", "time (us)", "GB/s");
     for (const auto& s : k.streaming)
         o << fmt::format("  {:<24} {:<14} {:>12.0f} {:>10.2f} {:>8.2f}\n", s.name, s.shape, s.bytes, s.seconds * 1e6,
@@ -230,14 +240,15 @@ std::string calibration_report(const Calibration& c) {
                          2.5 * flops / a.backward_seconds / 1e9);
     }
     o << fmt::format("\nkernel launch         {:.3f} us (a 16-element add)\n", k.launch_s * 1e6);
-    o << "\nlayers back to back  (kernels of one GPT layer, forward and backward, in the order of a step)\n";
-    o << fmt::format("  {:>6} {:>6} {:>6} {:>14} {:>14} {:>8}\n", "T", "h", "heads", "in order (us)", "alone (us)", "kept");
-    for (const auto& l : k.layers)
-        o << fmt::format("  {:>6} {:>6} {:>6} {:>14.1f} {:>14.1f} {:>7.1f}%\n", l.tokens, l.hidden, l.heads,
-                         l.sequence_seconds * 1e6, l.isolated_seconds * 1e6, 100 * l.kept());
+    o << "\nsteps of a 2-layer model  (each kernel where a real step runs it, then replayed alone)\n";
+    o << fmt::format("  {:>6} {:>6} {:>6} {:>6} {:>14} {:>14} {:>8}\n", "layout", "T", "h", "heads", "in step (us)",
+                     "alone (us)", "kept");
+    for (const auto& l : k.steps)
+        o << fmt::format("  {:>6} {:>6} {:>6} {:>6} {:>14.1f} {:>14.1f} {:>7.1f}%\n", l.layout, l.tokens, l.hidden,
+                         l.heads, l.in_step_seconds * 1e6, l.alone_seconds * 1e6, 100 * l.kept());
     o << fmt::format("cpu share             {:.3f} of a core per rank with all {} computing at once\n", k.cpu_share,
                      c.ranks);
-    o << fmt::format("sustained fraction    {:.3f} = cpu share x the geometric mean kept in order (the samples above\n"
+    o << fmt::format("sustained fraction    {:.3f} = cpu share x the geometric mean kept in a step (the samples above\n"
                      "                      see a core alone and warm caches; the profile's rates are scaled by it)\n",
                      f.sustained_clock_fraction);
     if (c.collectives.empty()) {

@@ -82,9 +82,26 @@ void fit_streaming(const KernelMeasurements& k, FittedProfile& f) {
     }
     if (bytes <= 0 || seconds <= 0 || f.memory_bandwidth_Bps <= 0) return;
     f.memory_bandwidth_efficiency = std::clamp(bytes / seconds / f.memory_bandwidth_Bps, 1e-3, 1.0);
+    // Each kernel's own efficiency: the geometric mean over its shapes, in first-seen order.
+    std::vector<std::pair<std::string, std::pair<double, int>>> log_sum;
+    for (const auto& s : k.streaming) {
+        const double seconds_of_work = work_seconds(s.seconds, f.kernel_launch_s);
+        if (s.bytes <= 0 || seconds_of_work <= 0) continue;
+        auto it = std::find_if(log_sum.begin(), log_sum.end(), [&](const auto& e) { return e.first == s.name; });
+        if (it == log_sum.end()) it = log_sum.insert(log_sum.end(), {s.name, {0.0, 0}});
+        it->second.first += std::log(s.bytes / seconds_of_work / f.memory_bandwidth_Bps);
+        ++it->second.second;
+    }
+    f.streaming_table.clear();
+    for (const auto& [name, sum] : log_sum)
+        f.streaming_table.push_back({name, std::clamp(std::exp(sum.first / sum.second), 1e-3, 100.0)});
     std::vector<std::pair<double, double>> pm;
-    for (const auto& s : k.streaming)
-        pm.push_back({s.bytes / (f.memory_bandwidth_Bps * f.memory_bandwidth_efficiency) + f.kernel_launch_s, s.seconds});
+    for (const auto& s : k.streaming) {
+        double eff = f.memory_bandwidth_efficiency;
+        for (const auto& [name, e] : f.streaming_table)
+            if (name == s.name) eff = e;
+        pm.push_back({s.bytes / (f.memory_bandwidth_Bps * eff) + f.kernel_launch_s, s.seconds});
+    }
     f.streaming_error = geometric_mean_error(pm);
 }
 
@@ -210,16 +227,17 @@ FittedProfile fit_profile(const KernelMeasurements& k, const std::vector<Collect
     fit_link(c, f);
     // The samples are medians of short runs of one kernel, which see a core alone and caches warm
     // with that kernel's operands; a training step's ranks share the cores for all of it, and its
-    // kernels run back to back. What a step keeps is the cpu share times what a layer's kernels
-    // keep in order: the simulator's sustained fraction scales its compute ceilings, and the
+    // kernels run back to back. What a step keeps is the cpu share times what a real step's
+    // kernels keep against the same kernels alone: the simulator's sustained fraction scales its compute ceilings, and the
     // streaming kernels take the same factor here; the launch and the link (the MPI copies run on
     // the ranks' cores) take the cpu share.
     double log_kept = 0;
-    for (const auto& l : k.layers) log_kept += std::log(std::clamp(l.kept(), 1e-3, 1.0));
-    const double kept = k.layers.empty() ? 1.0 : std::exp(log_kept / double(k.layers.size()));
+    for (const auto& l : k.steps) log_kept += std::log(std::clamp(l.kept(), 1e-3, 1.0));
+    const double kept = k.steps.empty() ? 1.0 : std::exp(log_kept / double(k.steps.size()));
     const double share = std::clamp(k.cpu_share, 1e-3, 1.0);
     f.sustained_clock_fraction = std::clamp(share * kept, 1e-3, 1.0);
     f.memory_bandwidth_efficiency *= f.sustained_clock_fraction;
+    for (auto& [_, e] : f.streaming_table) e *= f.sustained_clock_fraction;
     f.kernel_launch_s /= share;
     f.link_share = share;
     f.link_bandwidth_Bps *= share;

@@ -12,7 +12,8 @@
 //   - gpu.memory_bandwidth_GBps: streaming copy/add over arrays far beyond the caches;
 //     memory_bandwidth_efficiency: the bandwidth the layer's streaming kernels reach, counted in
 //     the simulator's bytes, over that: total bytes / total time, so that the kernels of a layer
-//     take the measured time in sum;
+//     take the measured time in sum; streaming_table: each kernel's own (the geometric mean over
+//     its shapes), which the simulator uses for the kernels it names;
 //   - attention_{forward,backward}_efficiency: the simulator's efficiencies are long-sequence
 //     limits that compute_cost.cpp ramps down for short sequences and small head dims; each
 //     measured efficiency is divided by that ramp and the geometric mean is kept;
@@ -24,6 +25,8 @@
 //     node, since an MPI library's collectives do not share one bandwidth.
 #pragma once
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "executor/calibrate_collectives.h"
@@ -58,6 +61,7 @@ struct FittedProfile {
     // the simulator interpolates these instead.
     std::vector<GemmTableRow> gemm_table;
     std::vector<AttentionTableRow> attention_table;
+    std::vector<std::pair<std::string, double>> streaming_table;  // kernel name -> bandwidth efficiency
 
     bool has_link = false;                // collectives were measured (two ranks or more)
     double link_bandwidth_Bps = 0;        // bus bandwidth the collectives reach

@@ -210,6 +210,8 @@ KernelSweep KernelSweep::standard() {
     s.attention_head_dim = {32, 64, 128};
     s.stream_bytes = std::size_t(128) << 20;
     s.timing = {0.15, 5, 200, 2e-4};
+    s.step_shapes = {{256, 128}, {256, 256}, {256, 512}, {1024, 128}, {1024, 256}};
+    s.step_layouts = {"gpt", "llama"};
     return s;
 }
 
@@ -224,15 +226,17 @@ KernelSweep KernelSweep::quick() {
     s.stream_bytes = std::size_t(8) << 20;
     s.share_seconds = 0.02;
     s.timing = {0.002, 2, 20, 1e-4};
+    s.step_shapes = {{128, 128}};
+    s.step_layouts = {"gpt"};
+    s.step = {2, 2};
     return s;
 }
 
 int kernel_measurement_count(const KernelSweep& s) {
     const int shapes = int(s.hidden.size() * s.tokens.size());
-    int layers = 0;
-    for (int h : s.hidden) layers += h <= s.layer_max_hidden ? int(s.tokens.size()) : 0;
+    const int steps = int(s.step_shapes.size() * s.step_layouts.size());
     return int(s.peak_sizes.size()) + 4 * shapes + 2 + 14 * shapes +
-           2 * int(s.attention_seq.size() * s.attention_head_dim.size()) + 1 + layers;
+           2 * int(s.attention_seq.size() * s.attention_head_dim.size()) + 1 + steps;
 }
 
 KernelMeasurements measure_kernels(Backend& backend, const KernelSweep& sweep,
@@ -248,12 +252,11 @@ KernelMeasurements measure_kernels(Backend& backend, const KernelSweep& sweep,
     for (int T : sweep.attention_seq)
         for (int D : sweep.attention_head_dim) run.attention(out, T, D);
     run.launch(out);
-    for (int T : sweep.tokens)
-        for (int h : sweep.hidden)
-            if (h <= sweep.layer_max_hidden) {
-                if (progress) progress(fmt::format("layer T={} h={}: kernels back to back and alone", T, h));
-                out.layers.push_back(measure_layer_sequence(backend, T, h, sweep.timing));
-            }
+    for (const std::string& layout : sweep.step_layouts)
+        for (const auto& [T, h] : sweep.step_shapes) {
+            if (progress) progress(fmt::format("{} step T={} h={}: kernels in the step and alone", layout, T, h));
+            out.steps.push_back(measure_step_kernels(backend.name(), layout, T, h, sweep.step));
+        }
     return out;
 }
 

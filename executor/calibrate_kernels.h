@@ -1,8 +1,8 @@
 // calibrate's compute microbenchmarks, through the Backend interface (so the same code measures
 // the CPU and the CUDA backend): the GEMM peak, GEMMs at the shapes of a transformer layer,
 // streaming memory bandwidth, the norm / activation / residual / optimizer / cross-entropy
-// kernels, fused causal attention forward and backward, the fixed cost of one kernel, and whole
-// layers run back to back (calibrate_layer.h).
+// kernels, fused causal attention forward and backward, the fixed cost of one kernel, and real
+// training steps of a small model with each kernel timed in the step and alone (calibrate_step.h).
 //
 // Each streaming kernel's bytes are counted as the simulator's cost model counts them for fp32
 // training (simulator/layer_cost.cpp), so that bytes / seconds is directly the bandwidth the
@@ -11,9 +11,10 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "executor/calibrate_layer.h"
+#include "executor/calibrate_step.h"
 #include "executor/calibrate_timing.h"
 #include "kernels/backend.h"
 
@@ -24,7 +25,10 @@ struct KernelSweep {
     std::vector<int> peak_sizes;  // square GEMMs; the best rate is the peak
     std::vector<int> hidden;      // hidden sizes h of the layer shapes (ffn 4h)
     std::vector<int> tokens;      // tokens T per microbatch
-    int layer_max_hidden = 512;   // the layer benchmark runs the (T, h) shapes up to this h
+    // The step benchmark's models: (tokens per microbatch, hidden) in each layout.
+    std::vector<std::pair<int, int>> step_shapes;
+    std::vector<std::string> step_layouts;
+    StepBenchmark step;
     std::vector<int> attention_seq, attention_head_dim;
     int attention_batch_heads = 8;
     std::size_t stream_bytes = 0;  // per array of the bandwidth test
@@ -64,7 +68,7 @@ struct KernelMeasurements {
     std::vector<StreamingSample> streaming;
     std::vector<AttentionSample> attention;
     double launch_s = 0;  // one tiny kernel
-    std::vector<LayerSequenceSample> layers;  // a layer's kernels back to back against alone
+    std::vector<StepKernelSample> steps;  // a real step's kernels in place against alone
     double cpu_share = 1;  // measure_cpu_share, all ranks at once (1 where not measured)
 };
 

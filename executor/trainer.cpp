@@ -111,6 +111,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         data = o.data_path.empty() ? TokenSource::synthetic(m.vocab_size, o.seed)
                                    : TokenSource::from_file(o.data_path, m.vocab_size, p.seq_length);
     });
+    if (o.kernel_times) backend = make_timed_backend(std::move(backend), o.kernel_times);
     if (o.stage_through_host && comm_path == CommPath::direct) comm_path = CommPath::host_staged;
     world_comm = make_device_communicator(std::move(world_comm), *backend, comm_path);
 
@@ -182,6 +183,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     const bool holds_loss = me.tp == 0 && chunk_ptrs.back()->placement().last();
     RunResult r;
     for (int step = 1; step <= o.steps; ++step) {
+        if (o.kernel_times && step == std::min(o.warmup_steps, o.steps - 1) + 1) o.kernel_times->clear();
         const CommSeconds at_start = comm;
         const auto t0 = clock_type::now();
         PipelineStep ps;

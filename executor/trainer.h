@@ -13,6 +13,7 @@
 #include "core/plan.h"
 #include "executor/communicator.h"
 #include "executor/run_result.h"
+#include "executor/timed_backend.h"
 #include "executor/zero_optimizer.h"
 
 namespace tessel {
@@ -34,6 +35,9 @@ struct TrainOptions {
     std::string peak_source;
     json cluster;  // recorded in the result
     AdamWConfig optimizer;
+    // When set, every kernel of this rank is timed where the step runs it (timed_backend.h), over
+    // the steps after warm-up.
+    KernelTimes* kernel_times = nullptr;
     // Called by rank 0 after each step (step, loss, seconds) for the progress line.
     std::function<void(int, double, double)> on_step;
     // Tests only: world rank `fail_rank` throws RuntimeError before the pipeline action

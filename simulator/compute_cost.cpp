@@ -66,7 +66,8 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Pr
     gemm_peak_ = gpu.peak(precision) * units::TFLOP * eff.sustained_clock_fraction;
     other_peak_ = gpu.peak(non_gemm) * units::TFLOP * eff.sustained_clock_fraction;
     if (gemm_peak_ <= 0) gemm_peak_ = other_peak_;
-    memory_Bps_ = gpu.memory_bandwidth_GBps * units::GB * eff.memory_bandwidth_efficiency;
+    device_memory_Bps_ = gpu.memory_bandwidth_GBps * units::GB;
+    memory_Bps_ = device_memory_Bps_ * eff.memory_bandwidth_efficiency;
     element_bytes_ = precision == Precision::fp32 ? 4.0 : (precision == Precision::fp8 ? 1.0 : 2.0);
 }
 
@@ -162,9 +163,13 @@ double ComputeModel::attention_backward_time(const AttentionShape& a) const {
     return std::max(flops / rate, bytes / memory_Bps_) + 2.0 * eff_.kernel_launch_s;
 }
 
-double ComputeModel::memory_time(double bytes, double kernels) const {
+double ComputeModel::memory_time(double bytes, double kernels, std::string_view kernel) const {
     if (bytes <= 0 && kernels <= 0) return 0;
-    return bytes / memory_Bps_ + kernels * eff_.kernel_launch_s;
+    double Bps = memory_Bps_;
+    if (!kernel.empty())
+        for (const auto& [name, efficiency] : eff_.streaming_table)
+            if (name == kernel) Bps = device_memory_Bps_ * efficiency;
+    return bytes / Bps + kernels * eff_.kernel_launch_s;
 }
 
 }  // namespace tessel

@@ -5,6 +5,7 @@
 // fill and epilogue over fewer steps. Attention is one fused flash-style kernel that skips the
 // blocks above the causal diagonal.
 #pragma once
+#include <string_view>
 #include "core/cluster_spec.h"
 #include "core/options.h"
 #include "simulator/hardware_efficiency.h"
@@ -60,8 +61,10 @@ public:
     // block pays a fixed prologue/epilogue worth a number of key-block iterations, which a short
     // sequence amortizes over few iterations (see compute_cost.cpp).
     double attention_efficiency(const AttentionShape& a, bool forward) const;
-    // A bandwidth-bound kernel (norms, activations, residual adds, softmax, optimizer).
-    double memory_time(double bytes, double kernels = 1) const;
+    // A bandwidth-bound kernel (norms, activations, residual adds, softmax, optimizer); `kernel`
+    // names it for the profile's streaming table ("layernorm_forward", "adamw", ...), which,
+    // where it has the name, sets its bandwidth in place of memory_bandwidth_efficiency.
+    double memory_time(double bytes, double kernels = 1, std::string_view kernel = {}) const;
 
     double gemm_peak_flops() const { return gemm_peak_; }      // FLOP/s (fp8 GEMMs at the fp8 peak)
     double other_peak_flops() const { return other_peak_; }    // FLOP/s of the 16-bit tensor cores
@@ -70,6 +73,7 @@ public:
 private:
     HardwareEfficiency eff_;
     double gemm_peak_, other_peak_, memory_Bps_, element_bytes_;
+    double device_memory_Bps_;  // the memory's bandwidth before any efficiency
 };
 
 }  // namespace tessel

@@ -62,6 +62,16 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
             p.finish();
         }
     }
+    if (r.has("streaming_table")) {
+        const json& t = r.raw("streaming_table");
+        if (!t.is_array())
+            throw input_error(c.name, "profile.streaming_table", "an array of {kernel, efficiency}", describe_json_value(t));
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            ObjectReader p(t[i], c.name, "profile.streaming_table[" + std::to_string(i) + "]");
+            e.streaming_table.push_back({p.string("kernel"), p.number("efficiency", std::nullopt, 1e-6, 100.0)});
+            p.finish();
+        }
+    }
     if (r.has("collective_table")) {
         const json& t = r.raw("collective_table");
         if (!t.is_array())
@@ -172,6 +182,12 @@ json to_profile_json(const HardwareEfficiency& e) {
                 {"runtime_reserved_GiB", e.runtime_reserved_bytes / units::GiB}};
     if (!gemm.empty()) j["gemm_table"] = gemm;
     if (!attention.empty()) j["attention_table"] = attention;
+    if (!e.streaming_table.empty()) {
+        json streaming = json::array();
+        for (const auto& [kernel, efficiency] : e.streaming_table)
+            streaming.push_back({{"kernel", kernel}, {"efficiency", efficiency}});
+        j["streaming_table"] = streaming;
+    }
     if (e.collective_table) {
         json collectives = json::array();
         for (const auto& p : *e.collective_table)

@@ -23,7 +23,8 @@
 //     "gemm_table": [{"m": 256, "n": 128, "k": 128, "efficiency": 0.97}, ...],
 //     "attention_table": [{"seq": 128, "head_dim": 32, "forward_efficiency": 0.7,
 //                          "backward_efficiency": 0.9}, ...],
-//     "collective_table": [{"collective": "all_reduce", "bytes": 131072, "busbw_GBps": 3.1}, ...]
+//     "collective_table": [{"collective": "all_reduce", "bytes": 131072, "busbw_GBps": 3.1}, ...],
+//     "streaming_table": [{"kernel": "gelu_forward", "efficiency": 0.2}, ...]
 //   }
 //
 // The tables are measured efficiencies (fractions of the peak) at the listed shapes, written by
@@ -35,7 +36,12 @@
 // bus bandwidth per collective and message size S, measured between the ranks of one node: groups
 // inside a node take their collective's time from it (bus factor x S / busbw, interpolated in
 // log S), in place of the link's alpha-beta model, which holds only for algorithms that share
-// one bandwidth (NCCL's rings), not for the different algorithms an MPI library picks.
+// one bandwidth (NCCL's rings), not for the different algorithms an MPI library picks. The
+// streaming table is the fraction of the memory bandwidth each named bandwidth-bound kernel
+// reaches in the cost model's bytes (layernorm_forward, gelu_backward, residual_add, adamw, ...):
+// on a CPU, GeLU's tanh and a norm's reductions are bound by arithmetic, not by the memory, so one
+// efficiency for every such kernel misprices them; kernels it does not name keep
+// memory_bandwidth_efficiency.
 //
 // Defaults without a profile come from the GPU spec (gpu.matmul_efficiency, gpu.sm_count,
 // gpu.flash_forward_efficiency, gpu.flash_backward_efficiency, gpu.flash1_efficiency) and the
@@ -43,6 +49,8 @@
 // head dim 128; compute_cost.cpp ramps them down for short sequences and small head dims.
 #pragma once
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/cluster_spec.h"
@@ -124,6 +132,7 @@ struct HardwareEfficiency {
     std::vector<GemmEfficiencyPoint> gemm_table;
     std::vector<AttentionEfficiencyPoint> attention_table;
     std::shared_ptr<const CollectiveTable> collective_table;  // shared by the groups that use it
+    std::vector<std::pair<std::string, double>> streaming_table;  // kernel name -> bandwidth efficiency
 };
 
 // Efficiency at a shape from a measured table: inverse-distance weights (1/d^4) over the distance

@@ -53,9 +53,10 @@ struct PassBuilder {
         if (fp8) memory(pass, kFp8CastBytes * tokens * out, 1);  // the output gradient, cast once for both
         return gpu.gemm_time(dgrad);
     }
-    void memory(PassCost& pass, double bytes, double kernels = 1) const {
-        pass.compute_s += gpu.memory_time(bytes, kernels);
-        pass.memory_bound_s += gpu.memory_time(bytes, kernels);
+    void memory(PassCost& pass, double bytes, double kernels = 1, std::string_view kernel = {}) const {
+        const double t = gpu.memory_time(bytes, kernels, kernel);
+        pass.compute_s += t;
+        pass.memory_bound_s += t;
     }
     // A tensor-parallel collective next to a GEMM of `beside_s` seconds it may overlap with.
     void tp_collective(PassCost& pass, Collective c, double bytes, double beside_s = 0) const {
@@ -145,9 +146,15 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // Bias gradients: a reduction over the tokens reads each biased output gradient once.
     const double bias_b = m.linear_bias ? T * ((q + 2 * kv) + h + f_up + h) * E : 0.0;
     const double k = eager ? 2.0 : 1.0;  // kernels per elementwise group
+    // The kernels' names in a calibrated profile's streaming table.
+    const bool layernorm = m.norm == Norm::layernorm;
+    const char* norm_fwd = layernorm ? "layernorm_forward" : "rmsnorm_forward";
+    const char* norm_bwd = layernorm ? "layernorm_backward" : "rmsnorm_backward";
+    const char* act_fwd = swiglu ? "swiglu_forward" : "gelu_forward";
+    const char* act_bwd = swiglu ? "swiglu_backward" : "gelu_backward";
 
     PassCost fwd;
-    b.memory(fwd, norm_f);                                              // norm 1
+    b.memory(fwd, norm_f, 1, norm_fwd);                                 // norm 1
     const double qkv_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, q + 2 * kv); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, qkv_f);
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
@@ -163,27 +170,27 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     fwd += attention_fwd;
     const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
-    b.memory(fwd, branch_f, k);                                         // bias, dropout, residual add
-    b.memory(fwd, norm_f);                                              // norm 2
+    b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
+    b.memory(fwd, norm_f, 1, norm_fwd);                                 // norm 2
     const double up_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, f_up); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, up_f);
     b.linear_forward(fwd, T, h, f_up);                                  // MLP up (and gate)
-    b.memory(fwd, act_f, swiglu ? k : 1);                               // GeLU / SwiGLU
+    b.memory(fwd, act_f, swiglu ? k : 1, act_fwd);                      // GeLU / SwiGLU
     const double down_f = b.linear_forward(fwd, T, f, h);               // MLP down
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, down_f);
-    b.memory(fwd, branch_f, k);                                         // bias, dropout, residual add
+    b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     L.forward = fwd;
 
     PassCost bwd;
-    b.memory(bwd, 2.0 * branch_b, 2 * k);                               // residual branches
+    b.memory(bwd, 2.0 * branch_b, 2 * k, "residual_add");               // residual branches
     const double down_b = b.linear_backward(bwd, T, f, h);
     // With sequence parallelism the backward gathers the MLP input again for the weight
     // gradient (beside the input-gradient GEMM) and reduce-scatters the input gradient.
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, down_b);
-    b.memory(bwd, act_b, swiglu ? 2 * k : 1);                           // activation backward
+    b.memory(bwd, act_b, swiglu ? 2 * k : 1, act_bwd);                  // activation backward
     const double up_b = b.linear_backward(bwd, T, h, f_up);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, up_b);
-    b.memory(bwd, norm_b, k);                                           // norm 2 backward
+    b.memory(bwd, norm_b, k, norm_bwd);                                 // norm 2 backward
     const double proj_b = b.linear_backward(bwd, T, q, h);
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     PassCost attention_bwd;
@@ -199,7 +206,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
     const double qkv_b = b.linear_backward(bwd, T, h, q + 2 * kv);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, qkv_b);
-    b.memory(bwd, norm_b, k);                                           // norm 1 backward
+    b.memory(bwd, norm_b, k, norm_bwd);                                 // norm 1 backward
     if (bias_b > 0) b.memory(bwd, bias_b, 4);                           // bias gradients
     L.backward = bwd;
 
@@ -210,12 +217,12 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     BlockCost& emb = out.embedding;
     emb.name = "embedding";
     emb.parameters = double(m.vocab_size) * h / t;
-    b.memory(emb.forward, 2.0 * T * h * E);                             // row gather
+    b.memory(emb.forward, 2.0 * T * h * E, 1, "embedding_forward");     // row gather
     if (m.position_embedding == PositionEmbedding::learned) b.memory(emb.forward, 3.0 * T * h * E);
     // Vocabulary-parallel lookup: each rank holds a slice of the table, partial rows are summed.
     b.tp_collective(emb.forward, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
     if (sp) b.tp_collective(emb.backward, Collective::all_gather, act);
-    b.memory(emb.backward, 2.0 * T * h * 4.0);                          // scatter-add into the fp32 gradient
+    b.memory(emb.backward, 2.0 * T * h * 4.0, 1, "embedding_backward"); // scatter-add into the fp32 gradient
 
     // ---- final norm, LM head, cross entropy (last stage) ----
     BlockCost& head = out.head;
@@ -227,7 +234,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     PassBuilder hb = b;
     hb.fp8 = false;
     hb.sixteen_bit = true;
-    b.memory(head.forward, norm_f);                                     // final norm
+    b.memory(head.forward, norm_f, 1, norm_fwd);                        // final norm
     const double head_f = [&] { PassCost tmp; return hb.linear_forward(tmp, T, h, V); }();
     if (sp) b.tp_collective(head.forward, Collective::all_gather, act, head_f);
     hb.linear_forward(head.forward, T, h, V);
@@ -238,16 +245,16 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // fp32 (read E, write 4), max (read 4), shift in place (8), exp in place (8), sum (4),
     // normalise in place (8); backward: scale the softmax in place (8), cast back (read 4, write E).
     if (o.fused_cross_entropy) {
-        b.memory(head.forward, T * V * E, 1);
-        b.memory(head.backward, T * V * 2.0 * E, 1);
+        b.memory(head.forward, T * V * E, 1, "cross_entropy_forward");
+        b.memory(head.backward, T * V * 2.0 * E, 1, "cross_entropy_backward");
     } else {
-        b.memory(head.forward, T * V * (E + 36.0), 6);
-        b.memory(head.backward, T * V * (12.0 + E), 2);
+        b.memory(head.forward, T * V * (E + 36.0), 6, "cross_entropy_forward");
+        b.memory(head.backward, T * V * (12.0 + E), 2, "cross_entropy_backward");
     }
     for (int i = 0; i < 3; ++i) b.tp_collective(head.forward, Collective::all_reduce, 4.0 * T);
     const double head_b = hb.linear_backward(head.backward, T, h, V);
     b.tp_collective(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b);
-    b.memory(head.backward, norm_b, k);                                 // final norm backward
+    b.memory(head.backward, norm_b, k, norm_bwd);                       // final norm backward
     return out;
 }
 
@@ -327,7 +334,7 @@ double optimizer_time(double parameters, Precision precision, const ComputeModel
     // gradient again (4). fp32 training has no 16-bit copy.
     const double bytes_per_param = precision == Precision::fp32 ? 32.0 : 34.0;
     // Multi-tensor kernels: a handful of launches however many tensors.
-    return gpu.memory_time(parameters * bytes_per_param, 8);
+    return gpu.memory_time(parameters * bytes_per_param, 8, "adamw");
 }
 
 }  // namespace tessel

@@ -69,6 +69,25 @@ TEST(CalibrateFit, StreamingEfficiencyIsTotalBytesOverTotalTime) {
     EXPECT_LT(f.streaming_error, 1e-9);
 }
 
+TEST(CalibrateFit, StreamingTableHoldsEachKernelsOwnEfficiency) {
+    // GeLU computes (a fifth of the bandwidth), an add streams from cache (twice it): one
+    // efficiency for both would misprice each; the table gives each its own back.
+    KernelMeasurements k;
+    k.stream_Bps = 40e9;
+    k.launch_s = kLaunch;
+    for (double bytes : {1e6, 1e7, 1e8}) {
+        k.streaming.push_back({"gelu_forward", "", bytes, bytes / (0.2 * 40e9) + kLaunch});
+        k.streaming.push_back({"residual_add", "", bytes, bytes / (2.0 * 40e9) + kLaunch});
+    }
+    const FittedProfile f = fit_profile(k, {}, 1);
+    ASSERT_EQ(f.streaming_table.size(), 2u);
+    EXPECT_EQ(f.streaming_table[0].first, "gelu_forward");
+    EXPECT_NEAR(f.streaming_table[0].second, 0.2, 1e-9);
+    EXPECT_EQ(f.streaming_table[1].first, "residual_add");
+    EXPECT_NEAR(f.streaming_table[1].second, 2.0, 1e-9);
+    EXPECT_LT(f.streaming_error, 1e-9);  // each kernel reproduced by its own entry
+}
+
 // The alpha-beta model of comm_cost.cpp, written out: bus factor x S / bw + steps x hop + call.
 double alpha_beta(Collective op, int n, double bytes, double bw, double hop, double call) {
     const double steps = op == Collective::all_reduce ? 2.0 * (n - 1) : op == Collective::send_recv ? 1.0 : n - 1.0;
@@ -100,13 +119,13 @@ TEST(CalibrateFit, NoLinkFromOneRank) {
     EXPECT_FALSE(fit_profile(KernelMeasurements{}, {}, 1).has_link);
 }
 
-TEST(CalibrateFit, SharedCoresAndLayerSequenceDerateWhatAStepKeeps) {
+TEST(CalibrateFit, SharedCoresAndStepKernelsDerateWhatAStepKeeps) {
     KernelMeasurements k = gemms_from(0.8, 0.0);
     k.stream_Bps = 40e9;
-    k.streaming.push_back({"residual_add", "", 1e7, 1e7 / 40e9});
+    k.streaming.push_back({"residual_add", "", 1e7, 1e7 / 40e9 + kLaunch});
     k.cpu_share = 0.9;
-    // A layer run back to back takes 1.25x its kernels alone: it keeps 0.8.
-    k.layers.push_back({256, 128, 4, 1.25, 1.0});
+    // A real step's kernels take 1.25x their time alone: it keeps 0.8.
+    k.steps.push_back({"gpt", 256, 128, 4, 1.25, 1.0});
     std::vector<CollectiveSample> c;
     for (double s : {1e4, 1e6}) {
         CollectiveSample x;
@@ -119,6 +138,8 @@ TEST(CalibrateFit, SharedCoresAndLayerSequenceDerateWhatAStepKeeps) {
     const FittedProfile f = fit_profile(k, c, 1);
     EXPECT_NEAR(f.sustained_clock_fraction, 0.9 * 0.8, 1e-9);
     EXPECT_NEAR(f.memory_bandwidth_efficiency, 0.9 * 0.8, 1e-9);  // streamed at 1.0 alone
+    ASSERT_EQ(f.streaming_table.size(), 1u);
+    EXPECT_NEAR(f.streaming_table[0].second, 0.9 * 0.8, 1e-9);  // the table takes the same derate
     EXPECT_NEAR(f.kernel_launch_s, kLaunch / 0.9, 1e-15);
     EXPECT_NEAR(f.link_bandwidth_Bps, 0.9 * 10e9, 1e-3 * 10e9);
 }

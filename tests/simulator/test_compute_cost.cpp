@@ -1,6 +1,7 @@
 // The compute model's shape effects, each against an independent count.
 #include <gtest/gtest.h>
 
+#include "core/errors.h"
 #include "core/presets.h"
 #include "simulator/compute_cost.h"
 
@@ -69,4 +70,33 @@ TEST(ComputeCost, ProfileOverridesTheDefaults) {
     const HardwareEfficiency e2 = hardware_efficiency(again);
     EXPECT_DOUBLE_EQ(e2.gemm_max_efficiency, 0.5);
     EXPECT_DOUBLE_EQ(e2.collective_latency_s, 20e-6);
+}
+
+TEST(ComputeCost, StreamingTableSetsANamedKernelsBandwidth) {
+    ClusterSpec c = load_cluster("dgx-a100");
+    c.profile = json{{"kernel_launch_us", 0}, {"streaming_table", {{{"kernel", "gelu_forward"}, {"efficiency", 0.2}}}}};
+    const HardwareEfficiency e = hardware_efficiency(c);
+    const ComputeModel gpu(c.gpu, e, Precision::bf16);
+    const double bw = c.gpu.memory_bandwidth_GBps * 1e9;
+    EXPECT_NEAR(gpu.memory_time(1e9, 1, "gelu_forward"), 1e9 / (0.2 * bw), 1e-12);
+    // Kernels the table does not name, and unnamed ones, keep memory_bandwidth_efficiency.
+    EXPECT_NEAR(gpu.memory_time(1e9, 1, "residual_add"), 1e9 / (e.memory_bandwidth_efficiency * bw), 1e-12);
+    EXPECT_NEAR(gpu.memory_time(1e9), 1e9 / (e.memory_bandwidth_efficiency * bw), 1e-12);
+    ClusterSpec again = c;
+    again.profile = to_profile_json(e);
+    ASSERT_EQ(hardware_efficiency(again).streaming_table.size(), 1u);
+    EXPECT_DOUBLE_EQ(hardware_efficiency(again).streaming_table[0].second, 0.2);
+}
+
+TEST(ComputeCost, BadStreamingTableNamesItsKey) {
+    ClusterSpec c = load_cluster("dgx-a100");
+    c.profile = json{{"streaming_table", 3}};
+    try {
+        hardware_efficiency(c);
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("profile.streaming_table"), std::string::npos) << e.what();
+    }
+    c.profile = json{{"streaming_table", {{{"kernel", "gelu_forward"}, {"efficiency", -1}}}}};
+    EXPECT_THROW(hardware_efficiency(c), InputError);
 }
