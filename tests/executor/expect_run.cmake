@@ -1,7 +1,16 @@
 # expect_run.cmake: runs one command and checks how it ended, for tests that need more than an
 # exit status of 0 (a job that must fail fast, a JSON that must be complete).
 #   cmake -DCOMMAND="a;b;c" -DEXPECT_EXIT=<0|2|nonzero> [-DEXPECT_OUTPUT=regex] [-DMAX_SECONDS=n]
-#         [-DJSON_FILE=path -DJSON_KEYS="k1;k2"] -P expect_run.cmake
+#         [-DJSON_FILE=path -DJSON_KEYS="k1;k2"] [-DSKIP_IF_GPU=1] -P expect_run.cmake
+# SKIP_IF_GPU: a test of what happens without a GPU prints "SKIPPED: a GPU is present" and passes
+# through the test's SKIP_REGULAR_EXPRESSION where nvidia-smi lists one.
+if(SKIP_IF_GPU)
+  execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE smi_code OUTPUT_VARIABLE smi_out ERROR_QUIET)
+  if(smi_code EQUAL 0 AND smi_out MATCHES "GPU [0-9]+:")
+    message("SKIPPED: a GPU is present")
+    return()
+  endif()
+endif()
 if(NOT DEFINED MAX_SECONDS)
   set(MAX_SECONDS 120)
 endif()
