@@ -21,7 +21,10 @@ STEPS="${STEPS:-20}"
 ROUNDS="${ROUNDS:-3}"
 [ -x "$TESSEL" ] || { echo "no tessel binary at $TESSEL (build first: scripts/build.sh)"; exit 2; }
 mkdir -p "$OUT"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/compare-cpu.XXXXXX")"
+# The rounds' files, beside OUT and relative to the checkout, so that the paths the tools print
+# into the kept files are the checkout's, not this machine's.
+WORK="$OUT/.rounds"
+rm -rf "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 MPIRUN=(mpirun --oversubscribe -np 2)
 BATCH=(--microbatch-size 2 --global-batch-size 16 --seq 128 --precision fp32)
@@ -66,10 +69,13 @@ keep=$(sort -g <<< "$worst" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2) {print 
 echo "== keeping round $keep (worst step errors by round: $(sort -k2 -n <<< "$worst" | cut -d' ' -f1 | tr '\n' ' '))"
 K="$WORK/round$keep"
 for f in cluster.json calibrate-raw.json calibrate.txt calibrate-progress.txt; do cp "$K/$f" "$OUT/$f"; done
+sed -i "s#$K/#$OUT/#g" "$OUT/calibrate.txt"
 for name in "${NAMES[@]}"; do
   for kind in simulated.json simulated.txt trace.json measured.json measured.txt compare.txt compare.json; do
     cp "$K/$name.$kind" "$OUT/$name.$kind"
   done
+  # The files name each other where they now are.
+  sed -i "s#$K/#$OUT/#g" "$OUT/$name".*.txt "$OUT/$name.compare.json"
   "$TESSEL" report --simulated "$OUT/$name.simulated.json" --measured "$OUT/$name.measured.json" \
     --out "$OUT/$name.report.html" || echo "(no report: tessel report failed)"
 done
