@@ -30,7 +30,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f, bool plan_required) {
     cmd.add_option("--placement", f.placement, "order of dimensions, innermost first, e.g. tp-cp-dp-pp");
 }
 
-Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size) {
+Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
+                  const std::optional<std::string>& precision_default) {
     json j = json::object();
     std::string origin = "command line";
     if (!f.plan_file.empty()) j = load_json("plans", f.plan_file, &origin);
@@ -53,6 +54,7 @@ Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size) {
     set("schedule", f.schedule);
     set("precision", f.precision);
     set("placement", f.placement);
+    if (!j.contains("precision") && precision_default) j["precision"] = *precision_default;
     if (f.virtual_stages && *f.virtual_stages > 1 && !f.schedule) j["schedule"] = "interleaved";
     if (f.plan_file.empty() && !f.dp && world_size > 0) {
         // Without a plan file, dp fills whatever the other dimensions leave.

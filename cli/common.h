@@ -25,7 +25,10 @@ struct PlanFlags {
 };
 void add_plan_flags(CLI::App& cmd, PlanFlags& flags, bool plan_required);
 // Reads --plan (if any) and applies the flags over it; validates against the model and world.
-Plan resolve_plan(const PlanFlags& flags, const ModelSpec& m, int world_size);
+// `precision_default` is the precision where neither the flags nor the plan file name one
+// (otherwise the plan format's default, bf16).
+Plan resolve_plan(const PlanFlags& flags, const ModelSpec& m, int world_size,
+                  const std::optional<std::string>& precision_default = std::nullopt);
 
 // --gpus N resizes the cluster; an absent value keeps the preset's size.
 ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus);

@@ -56,11 +56,10 @@ void print_table(const SimulationResult& r) {
 void run_simulate(const SimulateArgs& a) {
     ModelSpec m = load_model(a.model);
     ClusterSpec c = resolve_cluster(a.cluster, a.gpus);
-    // Without --precision or a plan file, the plan takes the precision `tessel plan` would: bf16,
-    // else fp16, else fp32 — whichever the GPU has a peak for (a calibrated CPU cluster: fp32).
-    PlanFlags flags = a.plan;
-    if (!flags.precision && flags.plan_file.empty()) flags.precision = to_string(default_precision(c.gpu));
-    Plan p = resolve_plan(flags, m, c.num_gpus());
+    // Where neither --precision nor the plan file names one, the plan takes the precision
+    // `tessel plan` would: bf16, else fp16, else fp32 — whichever the GPU has a peak for (a
+    // calibrated CPU cluster: fp32).
+    Plan p = resolve_plan(a.plan, m, c.num_gpus(), std::string(to_string(default_precision(c.gpu))));
     check_precision_peak(c, p.precision, a.cluster);
     SimulateOptions o;
     o.record_trace = !a.trace_file.empty();

@@ -99,3 +99,20 @@ TEST(SimulateCli, JsonFollowsTheDesignFormatAndTraceHasOneTrackPerStage) {
         }
     EXPECT_EQ(stage_tracks.size(), 4u);
 }
+
+TEST(SimulateCli, PlanFileWithoutPrecisionTakesOneTheClusterHas) {
+    // The cpu preset has only an fp32 peak: a plan file that names no precision must simulate in
+    // fp32 there (not fail for want of a bf16 peak), and one that names bf16 must be refused.
+    auto dir = temp_dir("simulate_precision");
+    {
+        std::ofstream(dir + "/plan.json") << R"({"tp": 2, "global_batch_size": 16, "microbatch_size": 2, "seq_length": 128})";
+        std::ofstream(dir + "/bf16.json") << R"({"tp": 2, "global_batch_size": 16, "seq_length": 128, "precision": "bf16"})";
+    }
+    auto r = run_tessel({"simulate", "--model", "tiny-gpt", "--cluster", "cpu", "--plan", dir + "/plan.json", "--json",
+                         dir + "/sim.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(read(dir + "/sim.json")["plan"]["precision"].get<std::string>(), "fp32");
+    auto bad = run_tessel({"simulate", "--model", "tiny-gpt", "--cluster", "cpu", "--plan", dir + "/bf16.json"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("peak_tflops.bf16"), std::string::npos) << bad.err;
+}
