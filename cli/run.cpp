@@ -1,8 +1,8 @@
 // tessel run --model M --plan P.json [--backend cpu|cuda] [--steps N] [--data tokens.bin] [--out FILE]
 // [--seed S] [--cluster C] [--kernel-times]: trains N real steps of a plan (under mpirun for more than one rank) and
 // measures them. Parsing and printing only; the runtime is executor/.
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -35,9 +35,8 @@ void print_kernel_times(const KernelTimes& k, const RunResult& r) {
     std::sort(rows.begin(), rows.end(),
               [](const auto& a, const auto& b) { return a.second.in_step_seconds > b.second.in_step_seconds; });
     const int steps = std::max(1, r.steps - r.warmup_steps);
-    double compute = 0;
-    for (int i = r.warmup_steps; i < r.steps; ++i)
-        compute += r.step_breakdowns[std::size_t(i)].compute + r.step_breakdowns[std::size_t(i)].optimizer;
+    // Rank 0's compute and optimizer over the same steps the kernel times cover.
+    const double compute = steps * (r.time_per_rank[0].compute + r.time_per_rank[0].optimizer);
     fmt::print("\nkernels of rank 0, per step (mean of the {} steps after warm-up)\n", steps);
     fmt::print("{:>10} {:>8} {:>7}  {}\n", "ms/step", "calls", "share", "kernel and shape");
     for (const auto& [key, t] : rows)

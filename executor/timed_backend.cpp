@@ -157,14 +157,13 @@ private:
         auto t0 = clock_type::now();
         fn();
         inner_->synchronize();
-        KernelTally& t = times_->by_kernel[key];
         const double in_step = std::chrono::duration<double>(clock_type::now() - t0).count();
+        KernelTally& t = times_->by_kernel[key];
         ++t.calls;
         t.in_step_seconds += in_step;
         if (times_->replays <= 0) return;
         // The median replay, as calibrate's other samples are medians.
         std::vector<double> replays;
-        const auto replay_start = clock_type::now();
         for (int r = 0; replayable && r < times_->replays; ++r) {
             t0 = clock_type::now();
             fn();
@@ -173,7 +172,6 @@ private:
         }
         std::sort(replays.begin(), replays.end());
         t.alone_seconds += replays.empty() ? in_step : replays[replays.size() / 2];
-        times_->replay_seconds += std::chrono::duration<double>(clock_type::now() - replay_start).count();
     }
 
     std::unique_ptr<Backend> inner_;

@@ -25,13 +25,9 @@ struct KernelTally {
 struct KernelTimes {
     int replays = 0;  // replays per call; 0: time in place only
     std::map<std::string, KernelTally> by_kernel;  // "matmul_forward N=256 C=128 OC=384"
-    double replay_seconds = 0;  // spent replaying (inside the step's wall time, outside its kernels)
     double in_step_seconds() const;
     double alone_seconds() const;
-    void clear() {
-        by_kernel.clear();
-        replay_seconds = 0;
-    }
+    void clear() { by_kernel.clear(); }
 };
 
 // `times` must outlive the returned backend; it owns `inner`.

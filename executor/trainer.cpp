@@ -181,9 +181,11 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     const double global_tokens = double(p.global_batch_size) * p.seq_length;
     const float dloss = float(1.0 / global_tokens);
     const bool holds_loss = me.tp == 0 && chunk_ptrs.back()->placement().last();
+    // Steps left out of the medians and means: none when there are no more steps than that.
+    const int warmup = o.steps > o.warmup_steps ? o.warmup_steps : 0;
     RunResult r;
     for (int step = 1; step <= o.steps; ++step) {
-        if (o.kernel_times && step == std::min(o.warmup_steps, o.steps - 1) + 1) o.kernel_times->clear();
+        if (o.kernel_times && step == warmup + 1) o.kernel_times->clear();
         const CommSeconds at_start = comm;
         const auto t0 = clock_type::now();
         PipelineStep ps;
@@ -263,7 +265,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     r.compute_precision = "fp32";  // every Backend op is over fp32 device pointers
     r.world_size = world.size();
     r.steps = o.steps;
-    r.warmup_steps = o.steps > o.warmup_steps ? o.warmup_steps : 0;
+    r.warmup_steps = warmup;
     r.seed = o.seed;
     r.data = o.data_path.empty() ? "synthetic" : o.data_path;
     r.step_time_s = median_after(r.step_times_s, r.warmup_steps);
