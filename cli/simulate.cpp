@@ -23,6 +23,7 @@ struct SimulateArgs {
     std::string attention = "flash2";
     bool eager_elementwise = false;
     bool fused_cross_entropy = false;
+    bool blocking_p2p = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -68,6 +69,7 @@ void run_simulate(const SimulateArgs& a) {
     o.flash_attention_version = a.attention == "flash1" ? 1 : 2;
     o.fused_elementwise = !a.eager_elementwise;
     o.fused_cross_entropy = a.fused_cross_entropy;
+    o.overlap_p2p_comm = !a.blocking_p2p;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -99,6 +101,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--fused-cross-entropy", args->fused_cross_entropy,
                   "the loss as one fused classifier kernel (llm.c, flash-attn xentropy, Megatron "
                   "--cross-entropy-loss-fusion) instead of the fp32 cross entropy");
+    cmd->add_flag("--blocking-p2p", args->blocking_p2p,
+                  "interleaved schedule: each pipeline send holds the compute stream until it lands (Megatron "
+                  "without --overlap-p2p-communication; GPipe and 1F1B always do)");
     cmd->callback([args] { run_simulate(*args); });
 }
 

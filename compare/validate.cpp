@@ -40,7 +40,8 @@ const std::vector<std::string>& validation_rules() {
         "Megatron requires it for.",
         "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap) and its "
         "DDP implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP, llm.c and "
-        "torchtitan reduce during the backward by design; Megatron's default is not to.",
+        "torchtitan reduce during the backward by design; Megatron's default is not to. Pipeline sends hold the "
+        "compute stream until they land unless the row names --overlap-p2p-communication (interleaved only).",
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
         "training (Megatron-LM with bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
@@ -279,6 +280,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(stated, "--overlap-grad-reduce") || contains(zero, "'torch'")) o.overlap_grad_reduce = true;
     if (contains(zero, "'local'")) o.overlap_grad_reduce = false;
     o.overlap_param_gather = contains(stated, "--overlap-param-gather") || p.zero_stage >= 3 || fw != &kFrameworks[0];
+    o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
 
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;

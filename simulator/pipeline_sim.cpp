@@ -75,6 +75,13 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
         return in.interference * overlap;
     };
 
+    // Without p2p overlap the stream is held until the rank's own send has landed.
+    auto block_on_send = [&](int r, double arrive) {
+        if (in.overlap_p2p || arrive <= clock[r]) return;
+        out.ranks[r].pp_wait_s += arrive - clock[r];
+        clock[r] = arrive;
+    };
+
     std::size_t remaining = 0;
     for (const auto& s : schedule) remaining += s.size();
     while (remaining > 0) {
@@ -130,6 +137,7 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                         const double arrive = s + in.send_forward_s[stage];
                         link_fwd_free[r] = arrive;
                         fwd_in[at(stage + 1, a.microbatch)] = {s, arrive};
+                        block_on_send(r, arrive);
                         if (in.record_trace && in.send_forward_s[stage] > 0)
                             out.trace.push_back({"send " + action_name(a, v), track(r, "p2p forward"), s, in.send_forward_s[stage]});
                     }
@@ -139,6 +147,7 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                         const double arrive = s + in.send_backward_s[stage];
                         link_bwd_free[r] = arrive;
                         bwd_in[at(stage - 1, a.microbatch)] = {s, arrive};
+                        block_on_send(r, arrive);
                         if (in.record_trace && in.send_backward_s[stage] > 0)
                             out.trace.push_back({"send " + action_name(a, v), track(r, "p2p backward"), s, in.send_backward_s[stage]});
                     }

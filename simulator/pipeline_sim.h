@@ -31,6 +31,12 @@ struct PipelineInput {
     // Seconds of each gradient bucket's reduction, in release order, per stage.
     std::vector<std::vector<double>> buckets_s;
     bool overlap_grad_reduce = true;       // buckets start during the last backward, else after it
+    // Point-to-point transfers run beside the rank's next action (Megatron-Core's interleaved
+    // schedule with --overlap-p2p-communication). Otherwise the rank's compute stream waits for
+    // each of its sends to land before its next action starts, as in GPipe and 1F1B, where
+    // Megatron waits on every batched send/receive and DeepSpeed's pipeline engine sends by
+    // blocking broadcasts.
+    bool overlap_p2p = true;
     // ZeRO-2 keeps only its shard of the gradients, so every microbatch's backward reduce-scatters
     // its buckets (DeepSpeed: "gradient reduction is required after every backward because of
     // gradient partitioning", deepspeedai/DeepSpeed#2252); ZeRO-0/1 accumulate the whole gradient

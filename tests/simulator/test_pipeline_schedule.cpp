@@ -78,6 +78,21 @@ TEST(PipelineSchedule, TransfersDelayTheNextStage) {
     EXPECT_NEAR(out.ranks[0].pp_wait_s, 0.5, 1e-9);
 }
 
+TEST(PipelineSchedule, BlockingSendsHoldTheSendersStream) {
+    // Two microbatches, GPipe: stage 0 forwards 1 s and backwards 2 s each, stage 1 costs nothing,
+    // the activation takes 0.25 s to stage 1. Overlapped, stage 0 runs F0 F1 back to back; the
+    // last activation lands at 2.25 and both backwards follow: 2.25 + 2 + 2. Blocking, each
+    // forward is followed by its own send: 2 x (1 + 0.25) + 2 + 2.
+    auto in = balanced(Schedule::gpipe, 2, 2, 1);
+    in.forward[1].compute = in.backward[1].compute = 0.0;
+    in.send_forward_s = {0.25, 0.0};
+    EXPECT_NEAR(simulate_pipeline(in).step_s, 6.25, 1e-9);
+    in.overlap_p2p = false;
+    const auto blocking = simulate_pipeline(in);
+    EXPECT_NEAR(blocking.step_s, 6.5, 1e-9);
+    EXPECT_NEAR(blocking.ranks[0].pp_wait_s, 0.5, 1e-9);  // its two sends, nothing else
+}
+
 TEST(PipelineSchedule, GradientBucketsOverlapTheLastBackward) {
     auto in = balanced(Schedule::one_f_one_b, 1, 2, 1);
     in.buckets_s = {{0.5, 0.5}};  // two buckets, released half-way and at the end of the last backward

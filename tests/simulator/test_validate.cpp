@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/validate.h"
+#include "core/presets.h"
 
 using namespace tessel;
 
@@ -56,6 +57,7 @@ TEST(Validate, NullFieldsTakeTheDocumentedDefaults) {
     EXPECT_TRUE(c.options.overlap_grad_reduce);
     EXPECT_TRUE(c.options.grad_reduce_in_fp32);  // Megatron reduces bf16 gradients in fp32
     EXPECT_TRUE(c.options.fused_attention);
+    EXPECT_FALSE(c.options.overlap_p2p_comm);  // the row does not name --overlap-p2p-communication
     EXPECT_EQ(c.cluster.num_gpus(), 64);
     EXPECT_EQ(c.cluster.gpu.name, "H100-SXM");
 }
@@ -73,6 +75,12 @@ TEST(Validate, FsdpIsZeroThreeAndOldRunsUseUnfusedAttention) {
     EXPECT_FALSE(c.plan.sequence_parallel);
 }
 
+TEST(Validate, PipelineSendsOverlapOnlyWhereTheRowSaysSo) {
+    json row = megatron_row();
+    row["throughput_definition"] = "runs use --overlap-p2p-communication";
+    EXPECT_TRUE(validation_case(row, "test").options.overlap_p2p_comm);
+}
+
 TEST(Validate, ReportComparesThePublishedMetric) {
     json runs = json::array({megatron_row()});
     const auto rep = validate_runs(runs, "test");
@@ -85,6 +93,23 @@ TEST(Validate, ReportComparesThePublishedMetric) {
     const std::string md = validation_markdown(rep, "test", "tessel validate");
     EXPECT_NE(md.find("MAPE"), std::string::npos);
     EXPECT_NE(md.find("test run"), std::string::npos);
+    // A file other than the built-in set was not fitted on: its report must not call its errors in-sample.
+    EXPECT_NE(md.find("not on these rows"), std::string::npos);
+    EXPECT_EQ(md.find("fitted on this same set"), std::string::npos);
+    const std::string own = validation_markdown(rep, "configs/validation/published_runs.json", "tessel validate");
+    EXPECT_NE(own.find("fitted on this same set"), std::string::npos);
+}
+
+TEST(Validate, OutOfSampleRunsAreAllModelled) {
+    // The built-in out-of-sample set (runs the fitted parameters never saw) must load and model every
+    // row; what its errors are is the report's business, not a test's.
+    const json runs = load_json("validation", "out_of_sample_runs");
+    const auto rep = validate_runs(runs, "configs/validation/out_of_sample_runs.json");
+    ASSERT_EQ(rep.rows.size(), runs.size());
+    for (const auto& row : rep.rows) {
+        EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
+        EXPECT_TRUE(row.fits) << row.name;
+    }
 }
 
 TEST(Validate, BadRowsAreReportedNotFatal) {
