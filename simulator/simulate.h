@@ -19,8 +19,10 @@ struct SimulateOptions {
     bool grad_reduce_in_fp32 = false;   // gradients travel as fp32 (Megatron's bf16 default) instead of 16-bit
     double grad_bucket_parameters = 40e6;  // Megatron DDP's default bucket (40M parameters)
     // The interleaved schedule's sends and receives run beside the next chunk's compute
-    // (Megatron-Core's --overlap-p2p-communication, on by default in current releases). GPipe and
-    // 1F1B always hold the compute stream until each send lands (pipeline_sim.h).
+    // (Megatron-Core's overlap_p2p_comm: on by default in current releases, whose arguments.py
+    // offers only --no-overlap-p2p-communication; older ones had it off unless
+    // --overlap-p2p-communication was given). GPipe and 1F1B always hold the compute stream until
+    // each send lands (pipeline_sim.h).
     bool overlap_p2p_comm = true;
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
