@@ -202,7 +202,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     in.microbatches = p.num_microbatches();
     in.layers = layers;
     in.overlap_grad_reduce = o.overlap_grad_reduce;
-    in.overlap_p2p = o.overlap_p2p_comm && p.schedule == Schedule::interleaved && v > 1;
+    in.overlap_p2p = o.overlap_p2p_comm && v > 1;  // v > 1 only in the interleaved schedule
     in.reduce_every_microbatch = p.zero_stage == 2;
     in.interference = eff.sm_interference;
     in.record_trace = o.record_trace;
