@@ -24,6 +24,7 @@ struct SimulateArgs {
     bool eager_elementwise = false;
     bool fused_cross_entropy = false;
     bool blocking_p2p = false;
+    bool no_grad_accumulation_fusion = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -70,6 +71,7 @@ void run_simulate(const SimulateArgs& a) {
     o.fused_elementwise = !a.eager_elementwise;
     o.fused_cross_entropy = a.fused_cross_entropy;
     o.overlap_p2p_comm = !a.blocking_p2p;
+    o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -104,6 +106,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--blocking-p2p", args->blocking_p2p,
                   "interleaved schedule: each pipeline send holds the compute stream until it lands (Megatron "
                   "without --overlap-p2p-communication; GPipe and 1F1B always do)");
+    cmd->add_flag("--no-gradient-accumulation-fusion", args->no_grad_accumulation_fusion,
+                  "each microbatch's weight gradients are added to the accumulator by separate kernels "
+                  "(Megatron-LM before 2022, DeepSpeed, PyTorch autograd) instead of in the wgrad GEMM");
     cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -60,6 +60,11 @@ const std::vector<std::string>& validation_rules() {
         "attn_impl flash/triton says which); fused elementwise kernels (Megatron-LM, llm.c) or eager PyTorch "
         "ops (llm-foundry, torchtitan without torch.compile); the loss as a fused kernel (llm.c's classifier, "
         "llm-foundry's default flash-attn xentropy) or the eager fp32 cross entropy (Megatron-LM, torchtitan). GPT-family models (R1) have biases on every linear.",
+        "R13 gradient accumulation: the wgrad GEMM adds into the accumulator in place for Megatron-LM sources "
+        "dated from 2022-02-13 (commit 83b1e42f30 added --gradient-accumulation-fusion, on by default) unless "
+        "the row names --no-gradient-accumulation-fusion, and for llm.c (its matmul backward accumulates); "
+        "otherwise a separate add per parameter tensor and microbatch (earlier Megatron-LM; llm-foundry and "
+        "torchtitan, whose FSDP adds each reduced shard).",
     };
     return rules;
 }
@@ -75,6 +80,7 @@ struct Framework {
     int flash_version;               // generation of its fused attention kernel (R12)
     bool fused_elementwise;          // fused elementwise kernels rather than eager PyTorch ops (R12)
     bool fused_cross_entropy;        // a fused classifier kernel rather than the fp32 eager loss (R12)
+    bool fuses_grad_accumulation;    // the wgrad GEMM accumulates in place (R13)
 };
 // Megatron-LM arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
 // defaults to False. llm-foundry: FSDP mixed precision DEFAULT reduces in fp32, PURE in bf16
@@ -90,14 +96,17 @@ struct Framework {
 // modeling_mpt.py). torchtitan: SDPA's FlashAttention-2 backend, eager ops
 // (training.compile = false in its configs), F.cross_entropy on .float() logits. llm.c: cuDNN
 // attention (USE_CUDNN=1 in its run scripts), hand-fused kernels and a fused classifier.
+// R13 gradient accumulation. llm.c's matmul backward accumulates into the gradient buffer in the
+// GEMM itself. FSDP (llm-foundry, torchtitan) reduce-scatters each microbatch's gradient and adds
+// the shard to the accumulated one in a separate kernel.
 constexpr Framework kFrameworks[] = {
-    {"Megatron-LM", "Megatron", true, false, false, 2, true, false},
-    {"llm-foundry", "llm-foundry", false, true, false, 1, false, true},
-    {"torchtitan", "torchtitan", true, true, true, 2, false, false},
-    {"llm.c", "llm.c", false, true, false, 2, true, true},
+    {"Megatron-LM", "Megatron", true, false, false, 2, true, false, true},
+    {"llm-foundry", "llm-foundry", false, true, false, 1, false, true, false},
+    {"torchtitan", "torchtitan", true, true, true, 2, false, false, false},
+    {"llm.c", "llm.c", false, true, false, 2, true, true, true},
 };
 // Without a known framework: the simulator's defaults.
-const Framework kUnknownFramework{"unknown", "", false, true, false, 2, true, false};
+const Framework kUnknownFramework{"unknown", "", false, true, false, 2, true, false, true};
 
 bool contains(const std::string& text, const std::string& word) {
     auto lower = [](std::string s) {
@@ -139,6 +148,9 @@ int latest_date(const std::string& text) {
 }
 // FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).
 constexpr int kFlashAttentionDate = 20220527;
+// Megatron-LM commit 83b1e42f30 (2022-02-13, "gradient accumulation fusion") added
+// --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion is given.
+constexpr int kMegatronGradAccumulationFusionDate = 20220213;
 
 const char* cluster_preset_for(const std::string& gpu) {
     if (contains(gpu, "A100") && contains(gpu, "40GB")) return "dgx-a100-40gb";
@@ -300,6 +312,14 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
     o.fused_elementwise = fw->fused_elementwise || contains(stated, "torch.compile");
     o.fused_cross_entropy = fw->fused_cross_entropy;
+
+    // R13
+    o.gradient_accumulation_fusion = fw->fuses_grad_accumulation;
+    if (fw == &kFrameworks[0] && date > 0 && date < kMegatronGradAccumulationFusionDate) {
+        o.gradient_accumulation_fusion = false;
+        assume(fmt::format("unfused gradient accumulation (source dated {})", date));
+    }
+    if (contains(stated, "--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = false;
 
     // R9
     const std::string gpu = text_of(row, "gpu_type");

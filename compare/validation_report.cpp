@@ -254,7 +254,9 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "branches, activations and rotary embeddings, the loss over the vocabulary, fp8 casts and the optimizer, "
           "each by the software stack's kernels (R12): fused kernels or one pass per eager PyTorch op; a fused "
           "classifier or the fp32 cross entropy (≈ 50 bytes per logit); Transformer Engine's fp8 cast-transpose "
-          "of every GEMM operand (4 bytes per element).\n\n";
+          "of every GEMM operand (4 bytes per element); where gradient accumulation is not fused into the "
+          "weight-gradient GEMM (R13), one add per parameter tensor and microbatch over the gradients (the fresh "
+          "16-bit gradient read, the accumulator read and written).\n\n";
     md += "No constant, table or branch refers to a particular model, source or run. A `profile` object in a "
           "cluster file (or `tessel validate --profile FILE`) overrides any of these.\n\n";
     md += "### Rules for the fields a row leaves null\n\n";
@@ -263,7 +265,8 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
     md += "\n## What dominates the error\n\n";
     md += "- The software stack's kernels are inputs (R12), each a property a user can state for their own run: "
           "the attention kernel's generation (FlashAttention-2 class, FlashAttention-1 class, unfused), fused or "
-          "eager elementwise kernels, a fused or fp32 loss, fp8 casts through Transformer Engine. They replace "
+          "eager elementwise kernels, a fused or fp32 loss, fp8 casts through Transformer Engine, gradient "
+          "accumulation in the GEMM or by separate adds (R13). They replace "
           "what the fitted parameters used to absorb; the remaining fitted parameters describe the hardware in a "
           "training step, not a framework.\n";
     md += "- Rows the physics here does not explain: llm-foundry's MPT-30b at 8192 tokens on 8 A100-80GB "
@@ -277,8 +280,9 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
     md += "- Out of sample (`tessel validate out_of_sample_runs`, reports/validation-out-of-sample.md: runs these "
           "fitted parameters never saw): NeMo's fp8 H100 runs and more rows of torchtitan's table land within the "
           "error of this set. Megatron-Turing NLG 530B does not: per microbatch it took about 30% longer than the same "
-          "model and layout in Korthikanti et al.'s Megatron-LM runs above, which the simulator matches; what "
-          "Megatron-DeepSpeed's 2021 pipeline engine spent that time on is not modelled.\n";
+          "model and layout in Korthikanti et al.'s Megatron-LM runs above, which the simulator matches. Its "
+          "unfused gradient accumulation (R13: the source predates Megatron-LM's fused one) explains about 6 points "
+          "of that; what else Megatron-DeepSpeed's 2021 pipeline engine spent the time on is not modelled.\n";
     md += "- Hopper runs through Transformer Engine or cuDNN may use cuDNN's Hopper attention kernels, faster "
           "than the FlashAttention-2 figures the H100 preset carries; not modelled (it would make those rows "
           "faster still).\n";

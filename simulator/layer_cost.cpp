@@ -337,4 +337,10 @@ double optimizer_time(double parameters, Precision precision, const ComputeModel
     return gpu.memory_time(parameters * bytes_per_param, 8, "adamw");
 }
 
+double gradient_accumulation_time(double parameters, double tensors, double gradient_bytes, double accumulator_bytes,
+                                  const ComputeModel& gpu) {
+    // The same read-two-write-one stream as a residual add.
+    return gpu.memory_time(parameters * (gradient_bytes + 2.0 * accumulator_bytes), tensors, "residual_add");
+}
+
 }  // namespace tessel

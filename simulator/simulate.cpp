@@ -58,6 +58,25 @@ std::vector<const BlockCost*> stage_blocks(const BlockModels& b, int stage, int 
     return out;
 }
 
+// Weights whose gradients a stage produces: its blocks', with a tied LM head counted once when it
+// shares the stage with the embedding (one weight, one gradient).
+double stage_gradient_parameters(const std::vector<const BlockCost*>& list, const BlockModels& b, bool tied, int stages) {
+    double params = 0;
+    for (const BlockCost* x : list) params += x->parameters;
+    if (tied && stages == 1) params -= b.head.parameters;
+    return params;
+}
+
+// Parameter tensors of one transformer layer, one add kernel each when gradient accumulation is
+// not fused: fused QKV, projection and the two MLP weights (Megatron fuses the SwiGLU gate and up
+// projections), their biases, and the two norms.
+double parameter_tensors_per_layer(const ModelSpec& m) {
+    double n = 4 + (m.norm == Norm::layernorm ? 4 : 2);
+    if (m.linear_bias) n += 4;
+    else if (m.qkv_bias) n += 1;
+    return n;
+}
+
 // Times one pass over a stage's blocks. Under ZeRO-3 each block's weights are all-gathered first
 // (the next block's gather prefetched while this one computes) and, in the backward pass, its
 // gradients reduce-scattered after it; the communication stream runs beside compute.
@@ -218,6 +237,16 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
         const auto list = stage_blocks(blocks, s, stages, layers[s]);
         in.forward[s] = time_pass(list, true, zero3, E, grad_bytes, eff.sm_interference);
         in.backward[s] = time_pass(list, false, zero3, E, grad_bytes, eff.sm_interference);
+        if (!o.gradient_accumulation_fusion) {
+            double params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
+            // ZeRO-2/3 reduce-scatter every microbatch and accumulate only their shard, which
+            // arrives in the reduction's precision.
+            const bool sharded = p.zero_stage >= 2 && shard > 1;
+            if (sharded) params /= shard;
+            const double other_blocks = double(list.size()) - layers[s];  // embedding, head: two tensors each
+            const double tensors = layers[s] * parameter_tensors_per_layer(m) + 2.0 * other_blocks;
+            in.backward[s].compute += gradient_accumulation_time(params, tensors, sharded ? grad_bytes : E, grad_bytes, gpu);
+        }
         const int rank = s % p.pp;
         const int to = (s + 1) % p.pp;
         if (s + 1 < stages) {
@@ -230,8 +259,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
             in.send_backward_s[s + 1] = t;
         }
         if (!in.buckets_s.empty()) {
-            double params = 0;
-            for (const BlockCost* b : list) params += b->parameters;
+            const double params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
             const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
             const Collective reduce = p.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
             in.buckets_s[s].assign(nb, collective_time(reduce, params / nb * grad_bytes, shard_group));

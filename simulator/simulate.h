@@ -24,6 +24,11 @@ struct SimulateOptions {
     // --overlap-p2p-communication was given). GPipe and 1F1B always hold the compute stream until
     // each send lands (pipeline_sim.h).
     bool overlap_p2p_comm = true;
+    // The wgrad GEMM adds into the gradient accumulator in place (Megatron-LM's
+    // --gradient-accumulation-fusion, on by default since 2022-02; llm.c). false: each microbatch's
+    // weight gradients are written fresh and added by separate kernels (older Megatron-LM,
+    // DeepSpeed, PyTorch autograd), over the shard under ZeRO-2/3.
+    bool gradient_accumulation_fusion = true;
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
     bool fused_attention = true;

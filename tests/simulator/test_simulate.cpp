@@ -193,3 +193,60 @@ TEST(Simulate, PrecisionWithoutAPeakIsBadInputNamingTheKey) {
     EXPECT_GT(r.mfu, 0.0);
     EXPECT_LT(r.mfu, 1.0);
 }
+
+namespace {
+// One 8-GPU node with free communication, half the HBM bandwidth for streaming kernels and a
+// 5 us fixed cost per kernel: round numbers for hand-derived kernel times.
+ClusterSpec streaming_node() {
+    json j = {{"name", "streaming"},
+              {"num_nodes", 1},
+              {"gpus_per_node", 8},
+              {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}}}}},
+              {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", 1e12}, {"latency_us", 0}}},
+              {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", 8}, {"nic_bandwidth_GBps", 1e12}, {"latency_us", 0}}},
+              {"profile", {{"kernel_launch_us", 5}, {"memory_bandwidth_efficiency", 0.5}, {"collective", {{"latency_us", 0}}}}}};
+    return parse_cluster(j, "streaming node");
+}
+}  // namespace
+
+TEST(Simulate, UnfusedGradientAccumulationStreamsTheGradientsEveryMicrobatch) {
+    ModelSpec m = load_model("gpt2-124m");
+    m.linear_bias = true;  // GPT-2 has a bias on every linear
+    const ClusterSpec c = streaming_node();
+    Plan p;
+    p.microbatch_size = 2;
+    p.global_batch_size = 8;  // four microbatches on one GPU
+    p.seq_length = m.seq_length;
+    SimulateOptions fused, unfused;
+    unfused.gradient_accumulation_fusion = false;
+    const double h = m.hidden_size, L = m.num_layers;
+    // GPT layer: QKV 3h^2+3h, projection h^2+h, MLP 8h^2+5h, two LayerNorms 4h; the tied
+    // embedding's one gradient (V x h; the position table is not a GEMM weight).
+    const double params = L * (12 * h * h + 13 * h) + double(m.vocab_size) * h;
+    // One add per tensor: a layer's four weights, four biases and two LayerNorms' scale and shift;
+    // two for the embedding block and two for the head block.
+    const double kernels = 12 * L + 4;
+    const double bw = 2000e9 * 0.5, launch = 5e-6;
+    {
+        // bf16 accumulator: read the fresh gradient (2 bytes), read and write the accumulator (2 + 2).
+        const double per_microbatch = params * 6 / bw + kernels * launch;
+        const double delta = simulate(m, c, p, unfused).step_time_s - simulate(m, c, p, fused).step_time_s;
+        EXPECT_NEAR(delta, 4 * per_microbatch, 1e-9 * delta);
+    }
+    {
+        // fp32 accumulator (Megatron's main_grad for bf16): 2 + 4 + 4 bytes.
+        fused.grad_reduce_in_fp32 = unfused.grad_reduce_in_fp32 = true;
+        const double per_microbatch = params * 10 / bw + kernels * launch;
+        const double delta = simulate(m, c, p, unfused).step_time_s - simulate(m, c, p, fused).step_time_s;
+        EXPECT_NEAR(delta, 4 * per_microbatch, 1e-9 * delta);
+    }
+    {
+        // ZeRO-3 over 8 GPUs: each microbatch adds the reduce-scattered fp32 shard, 4 + 4 + 4 bytes.
+        p.dp = 8;
+        p.global_batch_size = 64;
+        p.zero_stage = 3;
+        const double per_microbatch = params / 8 * 12 / bw + kernels * launch;
+        const double delta = simulate(m, c, p, unfused).step_time_s - simulate(m, c, p, fused).step_time_s;
+        EXPECT_NEAR(delta, 4 * per_microbatch, 1e-6 * delta);
+    }
+}

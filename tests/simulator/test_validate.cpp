@@ -81,6 +81,25 @@ TEST(Validate, PipelineSendsOverlapOnlyWhereTheRowSaysSo) {
     EXPECT_TRUE(validation_case(row, "test").options.overlap_p2p_comm);
 }
 
+TEST(Validate, GradientAccumulationIsFusedInMegatronFromFebruary2022) {
+    json row = megatron_row();  // dated 2024
+    EXPECT_TRUE(validation_case(row, "test").options.gradient_accumulation_fusion);
+    row["source"] = "Megatron-LM paper artifact (commit x, 2022-02-12)";  // the day before the fusion landed
+    EXPECT_FALSE(validation_case(row, "test").options.gradient_accumulation_fusion);
+    row["source"] = "Megatron-LM README (commit y, 2022-02-13)";
+    EXPECT_TRUE(validation_case(row, "test").options.gradient_accumulation_fusion);
+    row["throughput_definition"] = "run with --no-gradient-accumulation-fusion";
+    EXPECT_FALSE(validation_case(row, "test").options.gradient_accumulation_fusion);
+    // FSDP stacks add each reduced shard; llm.c accumulates inside its GEMM.
+    json foundry = megatron_row();
+    foundry["source"] = "mosaicml/llm-foundry scripts/train/benchmarking/README.md (2023-06-01)";
+    foundry["tensor_parallel"] = 1;
+    foundry["throughput_definition"] = "";
+    EXPECT_FALSE(validation_case(foundry, "test").options.gradient_accumulation_fusion);
+    foundry["source"] = "karpathy/llm.c discussion (2024-05-28)";
+    EXPECT_TRUE(validation_case(foundry, "test").options.gradient_accumulation_fusion);
+}
+
 TEST(Validate, ReportComparesThePublishedMetric) {
     json runs = json::array({megatron_row()});
     const auto rep = validate_runs(runs, "test");
