@@ -25,6 +25,7 @@ struct SimulateArgs {
     bool fused_cross_entropy = false;
     bool blocking_p2p = false;
     bool no_grad_accumulation_fusion = false;
+    bool zero2_layerwise_gather = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -72,6 +73,7 @@ void run_simulate(const SimulateArgs& a) {
     o.fused_cross_entropy = a.fused_cross_entropy;
     o.overlap_p2p_comm = !a.blocking_p2p;
     o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
+    o.zero2_layerwise_gather = a.zero2_layerwise_gather;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -109,6 +111,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--no-gradient-accumulation-fusion", args->no_grad_accumulation_fusion,
                   "each microbatch's weight gradients are added to the accumulator by separate kernels "
                   "(Megatron-LM before 2022, DeepSpeed, PyTorch autograd) instead of in the wgrad GEMM");
+    cmd->add_flag("--zero2-layerwise-gather", args->zero2_layerwise_gather,
+                  "ZeRO-2 as FSDP's SHARD_GRAD_OP: weights gathered layer by layer in every forward and kept "
+                  "through the backward, instead of gathered after the optimizer step");
     cmd->callback([args] { run_simulate(*args); });
 }
 

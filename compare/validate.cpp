@@ -30,7 +30,8 @@ const std::vector<std::string>& validation_rules() {
         "and llm.c does (50304).",
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
         "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default).",
-        "R3 memory sharding: \"ZeRO-k\" = stage k; FSDP / FULL_SHARD = ZeRO-3; \"none\" = 0; null = 0, except "
+        "R3 memory sharding: \"ZeRO-k\" = stage k; FSDP / FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; "
+        "\"none\" = 0; null = 0, except "
         "that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) implies ZeRO-1.",
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "or null = none. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
@@ -40,7 +41,8 @@ const std::vector<std::string>& validation_rules() {
         "Megatron requires it for.",
         "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap) and its "
         "DDP implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP, llm.c and "
-        "torchtitan reduce during the backward by design; Megatron's default is not to. Pipeline sends hold the "
+        "torchtitan reduce during the backward by design; Megatron's default is not to; FSDP's SHARD_GRAD_OP gathers the "
+        "weights layer by layer in each forward, not after the optimizer step. Pipeline sends hold the "
         "compute stream until they land unless the row names --overlap-p2p-communication (interleaved only).",
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
         "training (Megatron-LM with bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
@@ -254,7 +256,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R3
     const std::string zero = text_of(row, "zero_or_fsdp");
-    if (contains(zero, "FSDP") || contains(zero, "FULL_SHARD") || contains(zero, "ZeRO-3")) p.zero_stage = 3;
+    if (contains(zero, "SHARD_GRAD_OP")) p.zero_stage = 2;  // FSDP's ZeRO-2: gradients and optimizer sharded
+    else if (contains(zero, "NO_SHARD")) p.zero_stage = 0;  // FSDP as plain DDP
+    else if (contains(zero, "FSDP") || contains(zero, "FULL_SHARD") || contains(zero, "ZeRO-3")) p.zero_stage = 3;
     else if (contains(zero, "ZeRO-2")) p.zero_stage = 2;
     else if (contains(zero, "ZeRO-1")) p.zero_stage = 1;
     else if (zero.empty() && contains(stated, "--overlap-param-gather")) {
@@ -293,6 +297,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(zero, "'local'")) o.overlap_grad_reduce = false;
     o.overlap_param_gather = contains(stated, "--overlap-param-gather") || p.zero_stage >= 3 || fw != &kFrameworks[0];
     o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
+    o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
 
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;

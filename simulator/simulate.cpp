@@ -79,9 +79,11 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
 
 // Times one pass over a stage's blocks. Under ZeRO-3 each block's weights are all-gathered first
 // (the next block's gather prefetched while this one computes) and, in the backward pass, its
-// gradients reduce-scattered after it; the communication stream runs beside compute.
+// gradients reduce-scattered after it; the communication stream runs beside compute. Without
+// `gather_in_backward` (FSDP's SHARD_GRAD_OP: the forward's gathered weights stay until the
+// backward is done) the backward only reduce-scatters.
 ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* zero3,
-                      double weight_bytes, double grad_bytes, double interference) {
+                      double weight_bytes, double grad_bytes, double interference, bool gather_in_backward = true) {
     ActionParts parts;
     std::vector<double> work;
     work.reserve(blocks.size());
@@ -109,13 +111,17 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
     const std::size_t n = work.size();
     for (std::size_t i = 0; i < n; ++i) {
         const BlockCost& b = forward ? *blocks[i] : *blocks[n - 1 - i];
-        const double gather = collective_time(Collective::all_gather, b.parameters * weight_bytes, *zero3);
-        const double gather_start = std::max(comm_free, i == 0 ? 0.0 : prev_start);
-        comm_free = gather_start + gather;
-        const double start = std::max(compute_free, comm_free);
+        const bool gathers = forward || gather_in_backward;
+        const double gather = gathers ? collective_time(Collective::all_gather, b.parameters * weight_bytes, *zero3) : 0.0;
+        double start = compute_free;
+        if (gathers) {
+            const double gather_start = std::max(comm_free, i == 0 ? 0.0 : prev_start);
+            comm_free = gather_start + gather;
+            start = std::max(compute_free, comm_free);
+        }
         // The next block's gather (and this block's reduce-scatter) run beside this block's
         // compute and take SMs and memory bandwidth from it.
-        const double next_gather = i + 1 < n ? collective_time(Collective::all_gather,
+        const double next_gather = gathers && i + 1 < n ? collective_time(Collective::all_gather,
                                                                (forward ? blocks[i + 1] : blocks[n - 2 - i])->parameters * weight_bytes, *zero3)
                                              : 0.0;
         const double scatter = forward ? 0.0 : collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *zero3);
@@ -212,7 +218,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
     const double E = element_bytes(p.precision);
     const double grad_bytes = o.grad_reduce_in_fp32 ? 4.0 : E;
-    const CommGroup* zero3 = p.zero_stage >= 3 && shard > 1 ? &shard_group : nullptr;
+    const bool layerwise_zero2 = p.zero_stage == 2 && o.zero2_layerwise_gather && shard > 1;
+    const CommGroup* layerwise = (p.zero_stage >= 3 || layerwise_zero2) && shard > 1 ? &shard_group : nullptr;
 
     PipelineInput in;
     in.schedule = p.schedule;
@@ -229,14 +236,14 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     in.backward.resize(stages);
     in.send_forward_s.assign(stages, 0.0);
     in.send_backward_s.assign(stages, 0.0);
-    if (p.zero_stage < 3 && shard > 1) in.buckets_s.resize(stages);
+    if (!layerwise && shard > 1) in.buckets_s.resize(stages);
     // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks
     // (sequence parallelism, or Megatron's scatter/gather of the replicated tensor).
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
     for (int s = 0; s < stages; ++s) {
         const auto list = stage_blocks(blocks, s, stages, layers[s]);
-        in.forward[s] = time_pass(list, true, zero3, E, grad_bytes, eff.sm_interference);
-        in.backward[s] = time_pass(list, false, zero3, E, grad_bytes, eff.sm_interference);
+        in.forward[s] = time_pass(list, true, layerwise, E, grad_bytes, eff.sm_interference);
+        in.backward[s] = time_pass(list, false, layerwise, E, grad_bytes, eff.sm_interference, !layerwise_zero2);
         if (!o.gradient_accumulation_fusion) {
             double params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
             // ZeRO-2/3 reduce-scatter every microbatch and accumulate only their shard, which
@@ -279,7 +286,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
                 topo, {rank_of(first, p.placement, sizes), rank_of(last, p.placement, sizes)}, eff);
             in.after_comm_s[rank] += collective_time(Collective::all_reduce, blocks.embedding.parameters * grad_bytes, ends);
         }
-        if (p.zero_stage >= 1 && p.zero_stage <= 2 && shard > 1) {
+        if (p.zero_stage >= 1 && p.zero_stage <= 2 && shard > 1 && !layerwise_zero2) {
             const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
             const double gather = nb * collective_time(Collective::all_gather, params / nb * E, shard_group);
             // Overlapped with the next step's forward, only the first bucket's gather waits.

@@ -29,6 +29,12 @@ struct SimulateOptions {
     // weight gradients are written fresh and added by separate kernels (older Megatron-LM,
     // DeepSpeed, PyTorch autograd), over the shard under ZeRO-2/3.
     bool gradient_accumulation_fusion = true;
+    // ZeRO-2 as FSDP runs it (SHARD_GRAD_OP; FSDP2 with reshard_after_forward=False): the weights
+    // rest sharded, are all-gathered layer by layer in every forward (prefetched beside compute) and
+    // kept through the backward, which reduce-scatters layer by layer. false: ZeRO-2 as DeepSpeed
+    // and Megatron's distributed optimizer run it (gradient buckets; the updated weights gathered
+    // after the optimizer step).
+    bool zero2_layerwise_gather = false;
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
     bool fused_attention = true;

@@ -6,6 +6,7 @@
 #include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
+#include "simulator/memory_model.h"
 #include "simulator/simulate.h"
 
 using namespace tessel;
@@ -249,4 +250,44 @@ TEST(Simulate, UnfusedGradientAccumulationStreamsTheGradientsEveryMicrobatch) {
         const double delta = simulate(m, c, p, unfused).step_time_s - simulate(m, c, p, fused).step_time_s;
         EXPECT_NEAR(delta, 4 * per_microbatch, 1e-6 * delta);
     }
+}
+
+namespace {
+// Two GPUs joined by a link so slow that a step is its sharded-data-parallel traffic.
+ClusterSpec slow_link_pair() {
+    json j = {{"name", "slow-link"},
+              {"num_nodes", 1},
+              {"gpus_per_node", 2},
+              {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}}}}},
+              {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", 0.01}, {"latency_us", 0}}},
+              {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", 1}, {"nic_bandwidth_GBps", 0.01}, {"latency_us", 0}}},
+              {"profile",
+               {{"kernel_launch_us", 0},
+                {"collective", {{"intra_node_bandwidth_efficiency", 1.0}, {"latency_us", 0}, {"sm_interference", 0}}}}}};
+    return parse_cluster(j, "slow link");
+}
+}  // namespace
+
+TEST(Simulate, LayerwiseZeroTwoGathersOnlyInTheForward) {
+    const ModelSpec m = load_model("tiny-gpt");
+    const ClusterSpec c = slow_link_pair();
+    Plan p;
+    p.dp = 2;
+    p.microbatch_size = 1;
+    p.global_batch_size = 6;  // three microbatches per rank
+    p.seq_length = m.seq_length;
+    SimulateOptions o;
+    o.zero2_layerwise_gather = true;
+    // Every block's weights are gathered in each forward and its gradients reduce-scattered in each
+    // backward, one after another on the link (compute takes microseconds): per microbatch
+    // (n-1)/n x (2 + 2 bytes) per weight over 2 ranks. The embedding and head blocks each gather
+    // the (tied) V x h table.
+    const double weights = m.num_layers * layer_parameters_per_tp_rank(m, 1) + 2.0 * m.vocab_size * m.hidden_size;
+    const double per_microbatch = 0.5 * weights * (2 + 2) / 0.01e9;
+    p.zero_stage = 2;
+    const double layerwise = simulate(m, c, p, o).step_time_s;
+    EXPECT_NEAR(layerwise, 3 * per_microbatch, 0.01 * layerwise);
+    // ZeRO-3 gathers again in the backward: 2 + 2 + 2 bytes, half as much again.
+    p.zero_stage = 3;
+    EXPECT_NEAR(simulate(m, c, p, o).step_time_s / layerwise, 6.0 / 4.0, 0.01);
 }

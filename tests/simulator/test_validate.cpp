@@ -71,6 +71,11 @@ TEST(Validate, FsdpIsZeroThreeAndOldRunsUseUnfusedAttention) {
     const ValidationCase c = validation_case(row, "test");
     EXPECT_EQ(c.plan.zero_stage, 3);
     EXPECT_FALSE(c.options.grad_reduce_in_fp32);
+    row["zero_or_fsdp"] = "PyTorch FSDP SHARD_GRAD_OP (mixed-precision mode DEFAULT)";
+    EXPECT_EQ(validation_case(row, "test").plan.zero_stage, 2);
+    EXPECT_TRUE(validation_case(row, "test").options.zero2_layerwise_gather);
+    row["zero_or_fsdp"] = "PyTorch FSDP NO_SHARD";
+    EXPECT_EQ(validation_case(row, "test").plan.zero_stage, 0);
     EXPECT_FALSE(c.options.fused_attention);
     EXPECT_FALSE(c.plan.sequence_parallel);
 }
