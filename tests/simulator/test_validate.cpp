@@ -136,6 +136,17 @@ TEST(Validate, OutOfSampleRunsAreAllModelled) {
     }
 }
 
+TEST(Validate, LlmFoundryTableRunsAreAllModelled) {
+    // The rest of llm-foundry's benchmark table (the fit set holds 12 of its lines).
+    const json runs = load_json("validation", "llm_foundry_table");
+    const auto rep = validate_runs(runs, "configs/validation/llm_foundry_table.json");
+    ASSERT_GT(rep.rows.size(), 200u);
+    for (const auto& row : rep.rows) {
+        EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
+        EXPECT_TRUE(row.fits) << row.name;
+    }
+}
+
 TEST(Validate, BadRowsAreReportedNotFatal) {
     json row = megatron_row();
     row["num_attention_heads"] = 15;  // tp 2 does not divide 15 heads
