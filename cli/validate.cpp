@@ -12,7 +12,7 @@ namespace tessel::cli {
 
 namespace {
 struct ValidateArgs {
-    std::string runs = "published_runs";
+    std::string runs = kFitSetPreset;
     std::string out = "reports/validation.md";
     std::string json_file;
     std::string profile_file;
@@ -50,7 +50,7 @@ void run_validate(const ValidateArgs& a) {
                    100 * cv->baseline_summary.mape);
     }
     std::string command = "tessel validate";
-    if (a.runs != "published_runs") command += " " + a.runs;
+    if (a.runs != kFitSetPreset) command += " " + a.runs;
     if (!a.profile_file.empty()) command += " --profile " + a.profile_file;
     if (a.out != "reports/validation.md") command += " --out " + a.out;
     if (!a.cross_validation) command += " --no-cross-validation";

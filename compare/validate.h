@@ -15,6 +15,11 @@
 
 namespace tessel {
 
+// The built-in runs the global parameters are fitted on: its preset name, and the path `tessel
+// validate` reports it under (the other files' errors are out of sample).
+inline constexpr const char* kFitSetPreset = "published_runs";
+inline constexpr const char* kFitSetOrigin = "configs/validation/published_runs.json";
+
 // How a row is turned into a model, a cluster, a plan and simulator options.
 struct ValidationCase {
     std::string name;
