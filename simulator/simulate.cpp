@@ -77,12 +77,13 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
     return n;
 }
 
-// Times one pass over a stage's blocks. Under ZeRO-3 each block's weights are all-gathered first
-// (the next block's gather prefetched while this one computes) and, in the backward pass, its
+// Times one pass over a stage's blocks. With weights sharded over the group `sharded` (ZeRO-3),
+// each block's weights are all-gathered first (the next block's gather prefetched while this one
+// computes) and, in the backward pass, its
 // gradients reduce-scattered after it; the communication stream runs beside compute. Without
 // `gather_in_backward` (FSDP's SHARD_GRAD_OP: the forward's gathered weights stay until the
 // backward is done) the backward only reduce-scatters.
-ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* zero3,
+ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* sharded,
                       double weight_bytes, double grad_bytes, double interference, bool gather_in_backward = true) {
     ActionParts parts;
     std::vector<double> work;
@@ -105,14 +106,14 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
         for (const BlockCost* b : blocks) add(*b);
     else
         for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) add(**it);
-    if (!zero3) return parts;
+    if (!sharded) return parts;
 
     double comm_free = 0, compute_free = 0, prev_start = 0;
     const std::size_t n = work.size();
     for (std::size_t i = 0; i < n; ++i) {
         const BlockCost& b = forward ? *blocks[i] : *blocks[n - 1 - i];
         const bool gathers = forward || gather_in_backward;
-        const double gather = gathers ? collective_time(Collective::all_gather, b.parameters * weight_bytes, *zero3) : 0.0;
+        const double gather = gathers ? collective_time(Collective::all_gather, b.parameters * weight_bytes, *sharded) : 0.0;
         double start = compute_free;
         if (gathers) {
             const double gather_start = std::max(comm_free, i == 0 ? 0.0 : prev_start);
@@ -122,9 +123,9 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
         // The next block's gather (and this block's reduce-scatter) run beside this block's
         // compute and take SMs and memory bandwidth from it.
         const double next_gather = gathers && i + 1 < n ? collective_time(Collective::all_gather,
-                                                               (forward ? blocks[i + 1] : blocks[n - 2 - i])->parameters * weight_bytes, *zero3)
+                                                               (forward ? blocks[i + 1] : blocks[n - 2 - i])->parameters * weight_bytes, *sharded)
                                              : 0.0;
-        const double scatter = forward ? 0.0 : collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *zero3);
+        const double scatter = forward ? 0.0 : collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *sharded);
         const double slowed = work[i] + interference * std::min(work[i], next_gather + scatter);
         parts.compute += slowed - work[i];
         compute_free = start + slowed;
