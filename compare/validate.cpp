@@ -45,7 +45,7 @@ const std::vector<std::string>& validation_rules() {
         "weights layer by layer in each forward, not after the optimizer step. Pipeline sends hold the "
         "compute stream until they land unless the row names --overlap-p2p-communication (interleaved only).",
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
-        "training (Megatron-LM with bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
+        "training (Megatron-LM with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
         "R9 cluster: the GPU names the preset (A100 40GB -> dgx-a100-40gb, other A100 -> dgx-a100, H100 -> "
         "dgx-h100), resized to the row's GPU count.",
@@ -303,7 +303,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     const bool sixteen_bit = p.precision != Precision::fp32;
     if (contains(stated, "mode PURE")) o.grad_reduce_in_fp32 = false;
     else if (contains(stated, "mode DEFAULT") || contains(prec, "amp")) o.grad_reduce_in_fp32 = sixteen_bit;
-    else o.grad_reduce_in_fp32 = p.precision == Precision::bf16 && fw->bf16_grads_reduced_in_fp32;
+    // fp8 runs keep bf16 weights and gradients (R5: only the GEMMs run in fp8), so they take the
+    // framework's bf16 default.
+    else o.grad_reduce_in_fp32 = (p.precision == Precision::bf16 || p.precision == Precision::fp8) && fw->bf16_grads_reduced_in_fp32;
 
     // R11
     const int date = latest_date(source);

@@ -80,6 +80,16 @@ TEST(Validate, FsdpIsZeroThreeAndOldRunsUseUnfusedAttention) {
     EXPECT_FALSE(c.plan.sequence_parallel);
 }
 
+TEST(Validate, Fp8RunsReduceGradientsLikeTheirBf16Weights) {
+    json row = megatron_row();
+    row["precision"] = "fp8 (Transformer Engine)";
+    const ValidationCase c = validation_case(row, "test");
+    EXPECT_EQ(c.plan.precision, Precision::fp8);
+    EXPECT_TRUE(c.options.grad_reduce_in_fp32);  // Megatron's bf16 default: fp32 gradient buffers
+    row["precision"] = "fp16";
+    EXPECT_FALSE(validation_case(row, "test").options.grad_reduce_in_fp32);
+}
+
 TEST(Validate, PipelineSendsOverlapOnlyWhereTheRowSaysSo) {
     json row = megatron_row();
     row["throughput_definition"] = "runs use --overlap-p2p-communication";
