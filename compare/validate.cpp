@@ -41,11 +41,13 @@ const std::vector<std::string>& validation_rules() {
         "Megatron requires it for.",
         "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap) and its "
         "DDP implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP, llm.c and "
-        "torchtitan reduce during the backward by design; Megatron's default is not to; FSDP's SHARD_GRAD_OP gathers the "
-        "weights layer by layer in each forward, not after the optimizer step. Pipeline sends hold the "
+        "torchtitan reduce during the backward by design; Megatron's default is not to, and DeepSpeed's pipeline "
+        "engine reduces after the last microbatch; FSDP's SHARD_GRAD_OP gathers the weights layer by layer in "
+        "each forward, not after the optimizer step, and ZeRO-1/2 gather them beside the next forward except in "
+        "Megatron (unless the row names --overlap-param-gather) and DeepSpeed. Pipeline sends hold the "
         "compute stream until they land unless the row names --overlap-p2p-communication (interleaved only).",
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
-        "training (Megatron-LM with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
+        "training (Megatron-LM and DeepSpeed with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
         "R9 cluster: the GPU names the preset (A100 40GB -> dgx-a100-40gb, other A100 -> dgx-a100, H100 -> "
         "dgx-h100), resized to the row's GPU count.",
@@ -65,13 +67,18 @@ const std::vector<std::string>& validation_rules() {
         "R13 gradient accumulation: the wgrad GEMM adds into the accumulator in place for Megatron-LM sources "
         "dated from 2022-02-13 (commit 83b1e42f30 added --gradient-accumulation-fusion, on by default) unless "
         "the row names --no-gradient-accumulation-fusion, and for llm.c (its matmul backward accumulates); "
-        "otherwise a separate add per parameter tensor and microbatch (earlier Megatron-LM; llm-foundry and "
-        "torchtitan, whose FSDP adds each reduced shard).",
+        "otherwise a separate add per parameter tensor and microbatch (earlier Megatron-LM; DeepSpeed, whose bf16 "
+        "optimizer adds each 16-bit gradient to an fp32 copy; llm-foundry and torchtitan, whose FSDP adds each "
+        "reduced shard). DeepSpeed rows (Megatron-DeepSpeed) otherwise take Megatron-LM's kernels (R12).",
     };
     return rules;
 }
 
 namespace {
+
+// Megatron-LM commit 83b1e42f30 (2022-02-13, "gradient accumulation fusion") added
+// --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion is given.
+constexpr int kMegatronGradAccumulationFusionDate = 20220213;
 
 struct Framework {
     const char* name;
@@ -83,6 +90,8 @@ struct Framework {
     bool fused_elementwise;          // fused elementwise kernels rather than eager PyTorch ops (R12)
     bool fused_cross_entropy;        // a fused classifier kernel rather than the fp32 eager loss (R12)
     bool fuses_grad_accumulation;    // the wgrad GEMM accumulates in place (R13)
+    int grad_accumulation_fusion_date;  // YYYYMMDD from which it does; 0: always (R13)
+    bool overlaps_param_gather;      // ZeRO-1/2's updated weights gathered beside the next forward (R7)
 };
 // Megatron-LM arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
 // defaults to False. llm-foundry: FSDP mixed precision DEFAULT reduces in fp32, PURE in bf16
@@ -101,14 +110,21 @@ struct Framework {
 // R13 gradient accumulation. llm.c's matmul backward accumulates into the gradient buffer in the
 // GEMM itself. FSDP (llm-foundry, torchtitan) reduce-scatters each microbatch's gradient and adds
 // the shard to the accumulated one in a separate kernel.
+// DeepSpeed (deepspeed/runtime/pipe/engine.py, bf16_optimizer.py): the pipeline engine reduces
+// gradients after the last microbatch (ReduceGrads follows the schedule's backward passes); the
+// bf16 optimizer adds each microbatch's 16-bit gradient to an fp32 copy (_update_hp_grad) and
+// reduces in fp32; ZeRO-1/2 gather the updated weights after the step. Its published large runs
+// (Megatron-DeepSpeed) use Megatron's fused kernels. Matched before Megatron-LM, whose name
+// Megatron-DeepSpeed sources also carry.
 constexpr Framework kFrameworks[] = {
-    {"Megatron-LM", "Megatron", true, false, false, 2, true, false, true},
-    {"llm-foundry", "llm-foundry", false, true, false, 1, false, true, false},
-    {"torchtitan", "torchtitan", true, true, true, 2, false, false, false},
-    {"llm.c", "llm.c", false, true, false, 2, true, true, true},
+    {"DeepSpeed", "DeepSpeed", true, false, false, 2, true, false, false, 0, false},
+    {"Megatron-LM", "Megatron", true, false, false, 2, true, false, true, kMegatronGradAccumulationFusionDate, false},
+    {"llm-foundry", "llm-foundry", false, true, false, 1, false, true, false, 0, true},
+    {"torchtitan", "torchtitan", true, true, true, 2, false, false, false, 0, true},
+    {"llm.c", "llm.c", false, true, false, 2, true, true, true, 0, true},
 };
 // Without a known framework: the simulator's defaults.
-const Framework kUnknownFramework{"unknown", "", false, true, false, 2, true, false, true};
+const Framework kUnknownFramework{"unknown", "", false, true, false, 2, true, false, true, 0, true};
 
 bool contains(const std::string& text, const std::string& word) {
     auto lower = [](std::string s) {
@@ -150,9 +166,6 @@ int latest_date(const std::string& text) {
 }
 // FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).
 constexpr int kFlashAttentionDate = 20220527;
-// Megatron-LM commit 83b1e42f30 (2022-02-13, "gradient accumulation fusion") added
-// --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion is given.
-constexpr int kMegatronGradAccumulationFusionDate = 20220213;
 
 const char* cluster_preset_for(const std::string& gpu) {
     if (contains(gpu, "A100") && contains(gpu, "40GB")) return "dgx-a100-40gb";
@@ -295,7 +308,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     o.overlap_grad_reduce = fw->overlaps_grad_reduce;
     if (contains(stated, "--overlap-grad-reduce") || contains(zero, "'torch'")) o.overlap_grad_reduce = true;
     if (contains(zero, "'local'")) o.overlap_grad_reduce = false;
-    o.overlap_param_gather = contains(stated, "--overlap-param-gather") || p.zero_stage >= 3 || fw != &kFrameworks[0];
+    o.overlap_param_gather = contains(stated, "--overlap-param-gather") || p.zero_stage >= 3 || fw->overlaps_param_gather;
     o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
 
@@ -322,7 +335,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R13
     o.gradient_accumulation_fusion = fw->fuses_grad_accumulation;
-    if (fw == &kFrameworks[0] && date > 0 && date < kMegatronGradAccumulationFusionDate) {
+    if (fw->fuses_grad_accumulation && date > 0 && date < fw->grad_accumulation_fusion_date) {
         o.gradient_accumulation_fusion = false;
         assume(fmt::format("unfused gradient accumulation (source dated {})", date));
     }

@@ -280,7 +280,8 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "fitted parameters never saw): NeMo's fp8 H100 runs and more rows of torchtitan's table land within the "
           "error of this set. Megatron-Turing NLG 530B does not: per microbatch it took about 30% longer than the same "
           "model and layout in Korthikanti et al.'s Megatron-LM runs above, which the simulator matches. Its "
-          "unfused gradient accumulation (R13: the source predates Megatron-LM's fused one) explains about 6 points "
+          "unfused gradient accumulation (R13: DeepSpeed's bf16 optimizer adds each microbatch's gradient to an fp32 "
+          "copy) explains about 6 points "
           "of that; what else Megatron-DeepSpeed's 2021 pipeline engine spent the time on is not modelled.\n";
     md += "- The rest of llm-foundry's benchmark table (`tessel validate llm_foundry_table`, "
           "reports/validation-llm-foundry-table.md: the 204 lines this set does not hold, from 125M to 70B "

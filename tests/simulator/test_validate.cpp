@@ -115,6 +115,20 @@ TEST(Validate, GradientAccumulationIsFusedInMegatronFromFebruary2022) {
     EXPECT_TRUE(validation_case(foundry, "test").options.gradient_accumulation_fusion);
 }
 
+TEST(Validate, DeepSpeedRowsTakeThePipelineEngineAndBf16Optimizer) {
+    json row = megatron_row();
+    row["source"] = "Megatron-DeepSpeed run (commit z, 2023-01-10)";
+    row["throughput_definition"] = "";
+    row["zero_or_fsdp"] = "ZeRO-1";
+    const ValidationCase c = validation_case(row, "test");
+    EXPECT_EQ(c.framework, "DeepSpeed");
+    EXPECT_FALSE(c.options.gradient_accumulation_fusion);  // whatever the date
+    EXPECT_FALSE(c.options.overlap_grad_reduce);
+    EXPECT_FALSE(c.options.overlap_param_gather);
+    EXPECT_TRUE(c.options.grad_reduce_in_fp32);
+    EXPECT_TRUE(c.options.fused_elementwise);
+}
+
 TEST(Validate, ReportComparesThePublishedMetric) {
     json runs = json::array({megatron_row()});
     const auto rep = validate_runs(runs, "test");
