@@ -125,6 +125,8 @@ void run_plan(const PlanArgs& a) {
     const bool default_cluster = a.cluster.empty() && !a.gpus;
     ClusterSpec c = resolve_cluster(a.cluster.empty() ? kDefaultCluster : a.cluster,
                                     a.gpus ? a.gpus : (a.cluster.empty() ? std::optional<long long>(kDefaultGpus) : std::nullopt));
+    // The exported framework's stack, in the precision every plan here takes (complete_request).
+    o.simulate = simulate_options_for(framework, default_precision(c.gpu));
     Printer pr{a.emit ? stderr : stdout};
 
     ModelSpec m;

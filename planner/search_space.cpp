@@ -53,6 +53,26 @@ SpaceLimits limits_for(Framework f) {
     return l;
 }
 
+SimulateOptions simulate_options_for(Framework f, Precision precision) {
+    SimulateOptions o;
+    const bool sixteen_bit_weights = precision == Precision::bf16 || precision == Precision::fp8;
+    switch (f) {
+        case Framework::any: break;
+        case Framework::megatron: o.grad_reduce_in_fp32 = sixteen_bit_weights; break;
+        case Framework::deepspeed:
+            o.gradient_accumulation_fusion = false;
+            o.overlap_param_gather = false;
+            break;
+        case Framework::torchtitan:
+            o.fused_elementwise = false;
+            o.grad_reduce_in_fp32 = precision != Precision::fp32;
+            o.zero2_layerwise_gather = true;
+            o.gradient_accumulation_fusion = false;
+            break;
+    }
+    return o;
+}
+
 int default_global_batch(int seq_length, int num_gpus) {
     const long long target_tokens = 1LL << 21;
     long long b = std::max<long long>(1, target_tokens / std::max(1, seq_length));

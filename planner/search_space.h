@@ -12,6 +12,7 @@
 #include "core/model_spec.h"
 #include "core/options.h"
 #include "core/rank_groups.h"
+#include "simulator/simulate.h"
 
 namespace tessel {
 
@@ -48,6 +49,17 @@ struct SpaceLimits {
 // with TP, even pipeline stages (pipeline_parallel_layers_per_stage), mesh [pp, dp, cp, tp]; with
 // CP > 1 FSDP always shards over the CP ranks, so only ZeRO 2 or 3 there.
 SpaceLimits limits_for(Framework f);
+
+// The software stack the exported configuration runs, for the simulator, so the ranked step times
+// are the framework's (any: the simulator's defaults, a current Megatron-Core run with the
+// overlaps the Megatron export switches on). Megatron-LM reduces bf16 gradients in fp32
+// (accumulate_allreduce_grads_in_fp32, forced for bf16; the export passes no
+// --grad-reduce-in-bf16). DeepSpeed adds each microbatch's gradients to the accumulator in a
+// separate kernel and gathers ZeRO-1/2's updated weights after the step. torchtitan as exported
+// (training.compile off, mixed_precision_reduce float32, fsdp_reshard_after_forward "never" for
+// ZeRO-2) runs eager elementwise ops, reduces in fp32, gathers ZeRO-2's weights layer by layer in
+// the forward, and FSDP adds each reduced gradient shard in a separate kernel.
+SimulateOptions simulate_options_for(Framework f, Precision precision);
 
 // The default global batch: 2^21 tokens (about 2M: between GPT-3 175B's 3.2M and the 1-2M of
 // smaller runs; Brown et al. 2020 Table 2.1) divided by the sequence length, but at least one

@@ -15,6 +15,7 @@
 #include "planner/export_deepspeed.h"
 #include "planner/export_megatron.h"
 #include "planner/export_torchtitan.h"
+#include "planner/search_space.h"
 #include "plan_fixtures.h"
 
 using namespace tessel;
@@ -364,6 +365,40 @@ TEST(ExportTorchtitan, OverridesAndToml) {
     EXPECT_NE(toml.find("pipeline_parallel_schedule = \"Interleaved1F1B\""), std::string::npos);
     EXPECT_NE(toml.find("flavor = \"8B\""), std::string::npos);
     EXPECT_NE(toml.find("local_batch_size = 64"), std::string::npos);  // 512 / 8 per DP rank, 64 microbatches of 1
+}
+
+TEST(Export, PlannerSimulatesTheStackTheConfigRuns) {
+    const ModelSpec m = load_model("llama3-8b");
+    // torchtitan: ZeRO-2 keeps the forward's gathered weights (reshard never), gradients are
+    // reduced in fp32, no torch.compile: the simulator's layerwise ZeRO-2, fp32 reduction, eager ops.
+    const std::string toml = export_torchtitan(m, winner(make_plan(1, 1, 64, 1, 1, 512, 8192, 1, 2)), load_cluster("dgx-h100"),
+                                               TorchtitanFormat::toml).text;
+    EXPECT_NE(toml.find("fsdp_reshard_after_forward = \"never\""), std::string::npos) << toml;
+    EXPECT_NE(toml.find("mixed_precision_reduce = \"float32\""), std::string::npos) << toml;
+    EXPECT_EQ(toml.find("compile"), std::string::npos) << toml;
+    const SimulateOptions tt = simulate_options_for(Framework::torchtitan, Precision::bf16);
+    EXPECT_TRUE(tt.zero2_layerwise_gather);
+    EXPECT_TRUE(tt.grad_reduce_in_fp32);
+    EXPECT_FALSE(tt.fused_elementwise);
+    EXPECT_FALSE(tt.gradient_accumulation_fusion);
+    // Megatron-LM: the script switches on both overlaps and leaves bf16 gradients in fp32.
+    const std::string script = export_megatron(m, winner(make_plan(2, 1, 32, 1, 1, 512, 8192, 1, 1)), load_cluster("dgx-h100")).text;
+    EXPECT_NE(script.find("--overlap-grad-reduce"), std::string::npos);
+    EXPECT_NE(script.find("--overlap-param-gather"), std::string::npos);
+    EXPECT_EQ(script.find("--grad-reduce-in-bf16"), std::string::npos);
+    const SimulateOptions mg = simulate_options_for(Framework::megatron, Precision::bf16);
+    EXPECT_TRUE(mg.overlap_grad_reduce && mg.overlap_param_gather && mg.grad_reduce_in_fp32 && mg.gradient_accumulation_fusion);
+    EXPECT_FALSE(simulate_options_for(Framework::megatron, Precision::fp16).grad_reduce_in_fp32);
+    // DeepSpeed: separate accumulation kernels, weights gathered after the step.
+    const SimulateOptions ds = simulate_options_for(Framework::deepspeed, Precision::bf16);
+    EXPECT_FALSE(ds.gradient_accumulation_fusion);
+    EXPECT_FALSE(ds.overlap_param_gather);
+    // Without --emit: the simulator's defaults.
+    const SimulateOptions any = simulate_options_for(Framework::any, Precision::bf16);
+    const SimulateOptions d;
+    EXPECT_EQ(any.gradient_accumulation_fusion, d.gradient_accumulation_fusion);
+    EXPECT_EQ(any.grad_reduce_in_fp32, d.grad_reduce_in_fp32);
+    EXPECT_EQ(any.fused_elementwise, d.fused_elementwise);
 }
 
 TEST(ExportTorchtitan, ParsesFormat) {
