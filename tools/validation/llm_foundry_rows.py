@@ -7,7 +7,7 @@ leaves out the lines the fit set (configs/validation/published_runs.json, given 
 already holds. The model shapes are those of the repository's pretrain yamls (mpt-*.yaml).
 
     git -C llm-foundry show COMMIT:scripts/train/benchmarking/README.md \
-      | scripts/validation/llm_foundry_rows.py configs/validation/published_runs.json \
+      | tools/validation/llm_foundry_rows.py configs/validation/published_runs.json \
       > configs/validation/llm_foundry_table.json
 """
 import json
