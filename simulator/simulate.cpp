@@ -79,10 +79,9 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
 
 // Times one pass over a stage's blocks. With weights sharded over the group `sharded` (ZeRO-3),
 // each block's weights are all-gathered first (the next block's gather prefetched while this one
-// computes) and, in the backward pass, its
-// gradients reduce-scattered after it; the communication stream runs beside compute. Without
-// `gather_in_backward` (FSDP's SHARD_GRAD_OP: the forward's gathered weights stay until the
-// backward is done) the backward only reduce-scatters.
+// computes) and, in the backward pass, its gradients reduce-scattered after it; the communication
+// stream runs beside compute. Without `gather_in_backward` (FSDP's SHARD_GRAD_OP: the forward's
+// gathered weights stay until the backward is done) the backward only reduce-scatters.
 ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* sharded,
                       double weight_bytes, double grad_bytes, double interference, bool gather_in_backward = true) {
     ActionParts parts;
@@ -108,11 +107,11 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
         for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) add(**it);
     if (!sharded) return parts;
 
+    const bool gathers = forward || gather_in_backward;
     double comm_free = 0, compute_free = 0, prev_start = 0;
     const std::size_t n = work.size();
     for (std::size_t i = 0; i < n; ++i) {
         const BlockCost& b = forward ? *blocks[i] : *blocks[n - 1 - i];
-        const bool gathers = forward || gather_in_backward;
         const double gather = gathers ? collective_time(Collective::all_gather, b.parameters * weight_bytes, *sharded) : 0.0;
         double start = compute_free;
         if (gathers) {
@@ -220,7 +219,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const double E = element_bytes(p.precision);
     const double grad_bytes = o.grad_reduce_in_fp32 ? 4.0 : E;
     const bool layerwise_zero2 = p.zero_stage == 2 && o.zero2_layerwise_gather && shard > 1;
-    const CommGroup* layerwise = (p.zero_stage >= 3 || layerwise_zero2) && shard > 1 ? &shard_group : nullptr;
+    const CommGroup* layerwise = (p.zero_stage >= 3 && shard > 1) || layerwise_zero2 ? &shard_group : nullptr;
 
     PipelineInput in;
     in.schedule = p.schedule;
@@ -243,14 +242,14 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
     for (int s = 0; s < stages; ++s) {
         const auto list = stage_blocks(blocks, s, stages, layers[s]);
+        const double gradient_params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
         in.forward[s] = time_pass(list, true, layerwise, E, grad_bytes, eff.sm_interference);
         in.backward[s] = time_pass(list, false, layerwise, E, grad_bytes, eff.sm_interference, !layerwise_zero2);
         if (!o.gradient_accumulation_fusion) {
-            double params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
             // ZeRO-2/3 reduce-scatter every microbatch and accumulate only their shard, which
             // arrives in the reduction's precision.
             const bool sharded = p.zero_stage >= 2 && shard > 1;
-            if (sharded) params /= shard;
+            const double params = sharded ? gradient_params / shard : gradient_params;
             const double other_blocks = double(list.size()) - layers[s];  // embedding, head: two tensors each
             const double tensors = layers[s] * parameter_tensors_per_layer(m) + 2.0 * other_blocks;
             in.backward[s].compute += gradient_accumulation_time(params, tensors, sharded ? grad_bytes : E, grad_bytes, gpu);
@@ -267,10 +266,9 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
             in.send_backward_s[s + 1] = t;
         }
         if (!in.buckets_s.empty()) {
-            const double params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
-            const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
+            const int nb = std::max(1, int(std::ceil(gradient_params / o.grad_bucket_parameters)));
             const Collective reduce = p.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-            in.buckets_s[s].assign(nb, collective_time(reduce, params / nb * grad_bytes, shard_group));
+            in.buckets_s[s].assign(nb, collective_time(reduce, gradient_params / nb * grad_bytes, shard_group));
         }
     }
 

@@ -5,15 +5,17 @@
 namespace tessel::test {
 
 // One node of `gpus` GPUs (more nodes when asked) whose links are so fast and so close that
-// communication costs nothing measurable, and whose kernels have no fixed cost.
-inline ClusterSpec free_communication_cluster(int gpus_per_node = 8, int nodes = 1) {
+// communication costs nothing measurable, and whose kernels have no fixed cost (unless `profile`
+// says otherwise).
+inline ClusterSpec free_communication_cluster(int gpus_per_node = 8, int nodes = 1,
+                                              json profile = {{"kernel_launch_us", 0}, {"collective", {{"latency_us", 0}}}}) {
     json j = {{"name", "free-comm"},
               {"num_nodes", nodes},
               {"gpus_per_node", gpus_per_node},
               {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}}}}},
               {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", 1e12}, {"latency_us", 0}}},
               {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", 8}, {"nic_bandwidth_GBps", 1e12}, {"latency_us", 0}}},
-              {"profile", {{"kernel_launch_us", 0}, {"collective", {{"latency_us", 0}}}}}};
+              {"profile", std::move(profile)}};
     return parse_cluster(j, "test cluster");
 }
 

@@ -8,6 +8,7 @@
 #include "core/presets.h"
 #include "simulator/memory_model.h"
 #include "simulator/simulate.h"
+#include "test_clusters.h"
 
 using namespace tessel;
 
@@ -199,14 +200,8 @@ namespace {
 // One 8-GPU node with free communication, half the HBM bandwidth for streaming kernels and a
 // 5 us fixed cost per kernel: round numbers for hand-derived kernel times.
 ClusterSpec streaming_node() {
-    json j = {{"name", "streaming"},
-              {"num_nodes", 1},
-              {"gpus_per_node", 8},
-              {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}}}}},
-              {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", 1e12}, {"latency_us", 0}}},
-              {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", 8}, {"nic_bandwidth_GBps", 1e12}, {"latency_us", 0}}},
-              {"profile", {{"kernel_launch_us", 5}, {"memory_bandwidth_efficiency", 0.5}, {"collective", {{"latency_us", 0}}}}}};
-    return parse_cluster(j, "streaming node");
+    return test::free_communication_cluster(
+        8, 1, {{"kernel_launch_us", 5}, {"memory_bandwidth_efficiency", 0.5}, {"collective", {{"latency_us", 0}}}});
 }
 }  // namespace
 
