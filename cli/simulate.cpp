@@ -26,6 +26,7 @@ struct SimulateArgs {
     bool blocking_p2p = false;
     bool no_grad_accumulation_fusion = false;
     bool zero2_layerwise_gather = false;
+    int metric_cross_entropies = 0;
 };
 
 void print_table(const SimulationResult& r) {
@@ -74,6 +75,7 @@ void run_simulate(const SimulateArgs& a) {
     o.overlap_p2p_comm = !a.blocking_p2p;
     o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
     o.zero2_layerwise_gather = a.zero2_layerwise_gather;
+    o.metric_cross_entropies = a.metric_cross_entropies;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -114,6 +116,10 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--zero2-layerwise-gather", args->zero2_layerwise_gather,
                   "ZeRO-2 as FSDP's SHARD_GRAD_OP: weights gathered layer by layer in every forward and kept "
                   "through the backward, instead of gathered after the optimizer step");
+    cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
+                    "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
+                    "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")
+        ->check(CLI::Range(0, 16));
     cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -63,7 +63,10 @@ const std::vector<std::string>& validation_rules() {
         "run attn_impl \"triton\", the Triton FlashAttention; a row naming FlashAttention-2, cuDNN or "
         "attn_impl flash/triton says which); fused elementwise kernels (Megatron-LM, llm.c) or eager PyTorch "
         "ops (llm-foundry, torchtitan without torch.compile); the loss as a fused kernel (llm.c's classifier, "
-        "llm-foundry's default flash-attn xentropy) or the eager fp32 cross entropy (Megatron-LM, torchtitan). GPT-family models (R1) have biases on every linear.",
+        "llm-foundry's default flash-attn xentropy) or the eager fp32 cross entropy (Megatron-LM, torchtitan); "
+        "llm-foundry's trainer (Composer) also evaluates its two logged training metrics, LanguageCrossEntropy and "
+        "LanguagePerplexity, each an eager cross entropy over the logits, after every microbatch's backward. "
+        "GPT-family models (R1) have biases on every linear.",
         "R13 gradient accumulation: the wgrad GEMM adds into the accumulator in place for Megatron-LM sources "
         "dated from 2022-02-13 (commit 83b1e42f30 added --gradient-accumulation-fusion, on by default) unless "
         "the row names --no-gradient-accumulation-fusion, and for llm.c (its matmul backward accumulates); "
@@ -81,17 +84,19 @@ namespace {
 constexpr int kMegatronGradAccumulationFusionDate = 20220213;
 
 struct Framework {
-    const char* name;
-    const char* match;               // found in the row's `source`
-    bool bf16_grads_reduced_in_fp32; // documented default for bf16 training
-    bool overlaps_grad_reduce;       // default without a flag
-    bool half_forward_selective;     // its "selective" checkpointing re-runs about half a forward
-    int flash_version;               // generation of its fused attention kernel (R12)
-    bool fused_elementwise;          // fused elementwise kernels rather than eager PyTorch ops (R12)
-    bool fused_cross_entropy;        // a fused classifier kernel rather than the fp32 eager loss (R12)
-    bool fuses_grad_accumulation;    // the wgrad GEMM accumulates in place (R13)
-    int grad_accumulation_fusion_date;  // YYYYMMDD from which it does; 0: always (R13)
-    bool overlaps_param_gather;      // ZeRO-1/2's updated weights gathered beside the next forward (R7)
+    // Defaults: the simulator's own (a current Megatron-Core run without its flags).
+    const char* name = "unknown";
+    const char* match = "";                  // found in the row's `source`
+    bool bf16_grads_reduced_in_fp32 = false; // documented default for bf16 training
+    bool overlaps_grad_reduce = true;        // default without a flag
+    bool half_forward_selective = false;     // its "selective" checkpointing re-runs about half a forward
+    int flash_version = 2;                   // generation of its fused attention kernel (R12)
+    bool fused_elementwise = true;           // fused elementwise kernels rather than eager PyTorch ops (R12)
+    bool fused_cross_entropy = false;        // a fused classifier kernel rather than the fp32 eager loss (R12)
+    int metric_cross_entropies = 0;          // cross entropies its trainer logs per microbatch (R12)
+    bool fuses_grad_accumulation = true;     // the wgrad GEMM accumulates in place (R13)
+    int grad_accumulation_fusion_date = 0;   // YYYYMMDD from which it does; 0: always (R13)
+    bool overlaps_param_gather = true;       // ZeRO-1/2's updated weights gathered beside the next forward (R7)
 };
 // Megatron-LM arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
 // defaults to False. llm-foundry: FSDP mixed precision DEFAULT reduces in fp32, PURE in bf16
@@ -104,7 +109,11 @@ struct Framework {
 // run attn_impl "triton" (the default of scripts/train/benchmarking/submit_benchmarks.py and of the
 // v0.3 pretrain yamls: the Triton FlashAttention, a FlashAttention-1-class kernel), eager PyTorch
 // elementwise ops, and its default loss_fn "fused_crossentropy" (flash-attn's xentropy kernel,
-// modeling_mpt.py). torchtitan: SDPA's FlashAttention-2 backend, eager ops
+// modeling_mpt.py). Composer's trainer (composer/trainer/trainer.py, _train_microbatch) updates the
+// model's train metrics after each microbatch's backward under no_grad; ComposerMPTCausalLM's are
+// LanguageCrossEntropy and LanguagePerplexity (a subclass that repeats the same update), each a
+// torch CrossEntropyLoss over the training forward's logits (composer/metrics/nlp.py).
+// torchtitan: SDPA's FlashAttention-2 backend, eager ops
 // (training.compile = false in its configs), F.cross_entropy on .float() logits. llm.c: cuDNN
 // attention (USE_CUDNN=1 in its run scripts), hand-fused kernels and a fused classifier.
 // R13 gradient accumulation. llm.c's matmul backward accumulates into the gradient buffer in the
@@ -117,14 +126,18 @@ struct Framework {
 // (Megatron-DeepSpeed) use Megatron's fused kernels. Matched before Megatron-LM, whose name
 // Megatron-DeepSpeed sources also carry.
 constexpr Framework kFrameworks[] = {
-    {"DeepSpeed", "DeepSpeed", true, false, false, 2, true, false, false, 0, false},
-    {"Megatron-LM", "Megatron", true, false, false, 2, true, false, true, kMegatronGradAccumulationFusionDate, false},
-    {"llm-foundry", "llm-foundry", false, true, false, 1, false, true, false, 0, true},
-    {"torchtitan", "torchtitan", true, true, true, 2, false, false, false, 0, true},
-    {"llm.c", "llm.c", false, true, false, 2, true, true, true, 0, true},
+    {.name = "DeepSpeed", .match = "DeepSpeed", .bf16_grads_reduced_in_fp32 = true, .overlaps_grad_reduce = false,
+     .fuses_grad_accumulation = false, .overlaps_param_gather = false},
+    {.name = "Megatron-LM", .match = "Megatron", .bf16_grads_reduced_in_fp32 = true, .overlaps_grad_reduce = false,
+     .grad_accumulation_fusion_date = kMegatronGradAccumulationFusionDate, .overlaps_param_gather = false},
+    {.name = "llm-foundry", .match = "llm-foundry", .flash_version = 1, .fused_elementwise = false,
+     .fused_cross_entropy = true, .metric_cross_entropies = 2, .fuses_grad_accumulation = false},
+    {.name = "torchtitan", .match = "torchtitan", .bf16_grads_reduced_in_fp32 = true, .half_forward_selective = true,
+     .fused_elementwise = false, .fuses_grad_accumulation = false},
+    {.name = "llm.c", .match = "llm.c", .fused_cross_entropy = true},
 };
 // Without a known framework: the simulator's defaults.
-const Framework kUnknownFramework{"unknown", "", false, true, false, 2, true, false, true, 0, true};
+constexpr Framework kUnknownFramework{};
 
 bool contains(const std::string& text, const std::string& word) {
     auto lower = [](std::string s) {
@@ -332,6 +345,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
     o.fused_elementwise = fw->fused_elementwise || contains(stated, "torch.compile");
     o.fused_cross_entropy = fw->fused_cross_entropy;
+    o.metric_cross_entropies = fw->metric_cross_entropies;
 
     // R13
     o.gradient_accumulation_fusion = fw->fuses_grad_accumulation;

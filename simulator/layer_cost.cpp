@@ -252,6 +252,11 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         b.memory(head.backward, T * V * (12.0 + E), 2, "cross_entropy_backward");
     }
     for (int i = 0; i < 3; ++i) b.tp_collective(head.forward, Collective::all_reduce, 4.0 * T);
+    // Logged metrics: they run after the backward on the same stream and read the same logits;
+    // each is the cast, log_softmax, the target gather and the count of counted targets.
+    if (o.metric_cross_entropies > 0)
+        b.memory(head.forward, o.metric_cross_entropies * T * V * (E + 12.0), 4.0 * o.metric_cross_entropies,
+                 "metric_cross_entropy");
     const double head_b = hb.linear_backward(head.backward, T, h, V);
     b.tp_collective(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b);
     b.memory(head.backward, norm_b, k, norm_bwd);                       // final norm backward

@@ -48,6 +48,11 @@ struct OverlapOptions {
     // max, shift, exp, sum and normalise each stream the fp32 copy, the gradient is scaled in place
     // and cast back (Megatron's vocab_parallel_cross_entropy; PyTorch F.cross_entropy on .float()).
     bool fused_cross_entropy = true;
+    // Cross entropies the trainer evaluates on each microbatch's logits outside autograd, for its
+    // logged training metrics (Composer's LanguageCrossEntropy and LanguagePerplexity, each a
+    // torch CrossEntropyLoss over the logits after the backward: 2). Each casts the 16-bit logits
+    // to fp32 (read E, write 4) and runs log_softmax over them (read 4, write 4).
+    int metric_cross_entropies = 0;
 };
 
 struct BlockModels {

@@ -155,6 +155,10 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         // The 16-bit logits exist next to their fp32 copy while the loss is computed.
         if (r == (chunks - 1) % p.pp) working = std::max(working, E * sb * double(m.vocab_size) / p.tp);
         mem.activations = peak + working;
+        // Logged metrics run after the backward has freed the stored activations: the kept 16-bit
+        // logits, one fp32 copy and its log_softmax output are live together.
+        if (opt.metric_cross_entropies > 0 && r == (chunks - 1) % p.pp)
+            mem.activations = std::max(mem.activations, (E + 8.0) * sb * double(m.vocab_size) / p.tp);
 
         // Buffers: pipeline send/receive of one microbatch each way, the sequence-parallel
         // all-gather output, ZeRO-3's gathered layers (the current one and the prefetched next,
@@ -186,6 +190,7 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
     ActivationOptions a = default_activation_options(m);
     a.flash_attention = o.fused_attention;
     a.fused_cross_entropy = o.fused_cross_entropy;
+    a.metric_cross_entropies = o.metric_cross_entropies;
     return peak_memory(m, c, p, a);
 }
 

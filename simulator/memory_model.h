@@ -35,6 +35,9 @@ struct ActivationOptions {
     // The loss keeps the 16-bit logits for its backward (a fused classifier) rather than the
     // fp32 softmax (the eager cross entropy).
     bool fused_cross_entropy = false;
+    // Cross entropies evaluated on the logits after the backward for logged metrics
+    // (SimulateOptions::metric_cross_entropies): each holds an fp32 copy and its log_softmax.
+    int metric_cross_entropies = 0;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);

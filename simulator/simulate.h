@@ -48,6 +48,10 @@ struct SimulateOptions {
     // Loss as one fused classifier kernel (llm.c; Megatron --cross-entropy-loss-fusion), or the
     // eager fp32 cross entropy that Megatron and PyTorch run by default.
     bool fused_cross_entropy = false;
+    // Cross entropies over each microbatch's logits that the trainer evaluates outside autograd
+    // for its logged training metrics (Composer, llm-foundry's trainer: 2; Megatron-LM,
+    // torchtitan, DeepSpeed, llm.c log the loss itself: 0). OverlapOptions has the cost.
+    int metric_cross_entropies = 0;
 };
 
 // The kernel and overlap choices block_models() takes, from the options and the model.

@@ -177,6 +177,40 @@ TEST(KernelCosts, Fp32CrossEntropyStreamsTheLogitsSeveralTimes) {
     EXPECT_NEAR(be.head.backward.memory_bound_s - bf.head.backward.memory_bound_s, logits * 10.0 / Bps, 1e-12);
 }
 
+TEST(KernelCosts, LoggedMetricCrossEntropiesEachCastAndLogSoftmaxTheLogits) {
+    // Per logit and metric: the cast reads 2 and writes 4 bytes, log_softmax reads 4 and writes 4;
+    // four kernels each (cast, log_softmax, target gather, target count).
+    const ModelSpec m = gpt(2, 1024, 8, 50304);
+    const Plan p = single_gpu(4, 2048);
+    const ComputeModel gpu = bench_gpu("dgx-a100");
+    const CommGroup g = single();
+    OverlapOptions none, two;
+    two.metric_cross_entropies = 2;
+    const auto b0 = block_models(m, p, gpu, g, g, none);
+    const auto b2 = block_models(m, p, gpu, g, g, two);
+    const double logits = 4.0 * 2048 * 50304;
+    const double Bps = 2039e9 * gpu.efficiency().memory_bandwidth_efficiency;
+    EXPECT_NEAR(b2.head.forward.compute_s - b0.head.forward.compute_s,
+                2.0 * logits * 14.0 / Bps + 8.0 * gpu.efficiency().kernel_launch_s, 1e-12);
+    EXPECT_DOUBLE_EQ(b2.head.backward.compute_s, b0.head.backward.compute_s);
+    EXPECT_DOUBLE_EQ(b2.layer.forward.compute_s, b0.layer.forward.compute_s);
+}
+
+TEST(KernelCosts, LoggedMetricsPeakAfterTheBackwardWhenTheLogitsOutweighTheLayers) {
+    // A small model with a large vocabulary and microbatch: after the backward only the 16-bit
+    // logits (2 bytes), the metric's fp32 copy (4) and its log_softmax (4) are live, 10 bytes per
+    // logit, more than the stored activations of two narrow layers and their fused loss (2).
+    const ModelSpec m = gpt(2, 256, 4, 50304);
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 1);
+    const Plan p = single_gpu(16, 1024);
+    SimulateOptions plain, logged;
+    plain.fused_cross_entropy = logged.fused_cross_entropy = true;
+    logged.metric_cross_entropies = 2;
+    const double logits = 16.0 * 1024 * 50304;
+    EXPECT_NEAR(estimate_memory(m, c, p, logged).activations, 10.0 * logits / (1024.0 * 1024 * 1024), 1e-9);
+    EXPECT_LT(estimate_memory(m, c, p, plain).activations, estimate_memory(m, c, p, logged).activations);
+}
+
 TEST(KernelCosts, Fp8CastsEveryLayerGemmOperandAndKeepsTheHeadSixteenBit) {
     // Transformer Engine casts each linear's input and weight (forward) and its output gradient
     // (backward) to fp8 with a transposed copy: 2 bytes read + 2 written per element.

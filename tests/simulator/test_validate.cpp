@@ -186,6 +186,7 @@ TEST(Validate, EachFrameworkGetsItsDocumentedKernels) {
     EXPECT_EQ(mg.options.flash_attention_version, 2);
     EXPECT_TRUE(mg.options.fused_elementwise);
     EXPECT_FALSE(mg.options.fused_cross_entropy);
+    EXPECT_EQ(mg.options.metric_cross_entropies, 0);  // logs the loss it already has
     EXPECT_TRUE(mg.model.linear_bias);  // GPT family (R1)
     json row = megatron_row();
     row["tensor_parallel"] = 1;
@@ -195,6 +196,7 @@ TEST(Validate, EachFrameworkGetsItsDocumentedKernels) {
     EXPECT_EQ(lf.options.flash_attention_version, 1);  // attn_impl "triton"
     EXPECT_FALSE(lf.options.fused_elementwise);
     EXPECT_TRUE(lf.options.fused_cross_entropy);  // loss_fn "fused_crossentropy"
+    EXPECT_EQ(lf.options.metric_cross_entropies, 2);  // Composer's LanguageCrossEntropy and LanguagePerplexity
     row["notes"] = "attn_impl: flash";            // a row that names its kernel says which
     EXPECT_EQ(validation_case(row, "test").options.flash_attention_version, 2);
     row["notes"] = nullptr;
@@ -203,6 +205,7 @@ TEST(Validate, EachFrameworkGetsItsDocumentedKernels) {
     EXPECT_EQ(tt.options.flash_attention_version, 2);
     EXPECT_FALSE(tt.options.fused_elementwise);
     EXPECT_FALSE(tt.options.fused_cross_entropy);
+    EXPECT_EQ(tt.options.metric_cross_entropies, 0);
     row["source"] = "karpathy/llm.c scripts/run_gpt2_124M.sh";
     const ValidationCase lc = validation_case(row, "test");
     EXPECT_TRUE(lc.options.fused_elementwise);
