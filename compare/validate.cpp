@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "compare/published_cluster.h"
 #include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
@@ -49,8 +50,10 @@ const std::vector<std::string>& validation_rules() {
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
         "training (Megatron-LM and DeepSpeed with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
-        "R9 cluster: the GPU names the preset (A100 40GB -> dgx-a100-40gb, other A100 -> dgx-a100, H100 -> "
-        "dgx-h100), resized to the row's GPU count.",
+        "R9 cluster: the GPU names the preset (A100 PCIe -> pcie-a100, A100 40GB -> dgx-a100-40gb, other A100 -> "
+        "dgx-a100, H100 -> dgx-h100, H200 -> dgx-h200), with the row's gpus_per_node and the node network its "
+        "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
+        "Omni-Path) in place of the preset's, resized to the row's GPU count.",
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
         "source's own FLOP count (a definition that includes recomputation is compared with tessel's hardware "
         "FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU.",
@@ -179,14 +182,6 @@ int latest_date(const std::string& text) {
 }
 // FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).
 constexpr int kFlashAttentionDate = 20220527;
-
-const char* cluster_preset_for(const std::string& gpu) {
-    if (contains(gpu, "A100") && contains(gpu, "40GB")) return "dgx-a100-40gb";
-    if (contains(gpu, "A100")) return "dgx-a100";
-    if (contains(gpu, "H100")) return "dgx-h100";
-    if (contains(gpu, "H200")) return "dgx-h200";
-    return nullptr;
-}
 
 // Implied MFU of a step time, under tessel's FLOP count (accounting.h) and the plan's peak.
 double implied_mfu(const ValidationCase& c, double step_s) {
@@ -356,10 +351,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(stated, "--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = false;
 
     // R9
-    const std::string gpu = text_of(row, "gpu_type");
-    const char* preset = cluster_preset_for(gpu);
-    if (!preset) throw input_error(origin, where + ".gpu_type", "an A100, H100 or H200 GPU", "\"" + gpu + "\"");
-    c.cluster = resize_cluster(load_cluster(preset), num_gpus, origin + ": " + where + ".num_gpus");
+    c.cluster = published_cluster(text_of(row, "gpu_type"), text_of(row, "interconnect"),
+                                  int(get("gpus_per_node").value_or(0)), num_gpus, origin, where);
 
     validate_plan(p, m, num_gpus, origin + ": " + where);
     return c;

@@ -1,0 +1,80 @@
+#include "compare/published_cluster.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include "core/errors.h"
+#include "core/presets.h"
+
+namespace tessel {
+
+namespace {
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+bool has(const std::string& text, const char* word) { return lower(text).find(word) != std::string::npos; }
+
+constexpr double kGbpsToGBps = 1.0 / 8.0;
+// A rate in gigabits per second (Gb/s, Gbps, Gbit/s); "GB/s" (bytes) is not a network rate here.
+const std::string kRate = R"((\d+(?:\.\d+)?)\s*(?:[Gg](?:bps|bit/s|bit\b)|Gb/s|Gb\b))";
+}  // namespace
+
+const char* cluster_preset_for_gpu(const std::string& gpu) {
+    if (has(gpu, "a100") && has(gpu, "pcie")) return "pcie-a100";
+    if (has(gpu, "a100") && has(gpu, "40gb")) return "dgx-a100-40gb";
+    if (has(gpu, "a100")) return "dgx-a100";
+    if (has(gpu, "h100")) return "dgx-h100";
+    if (has(gpu, "h200")) return "dgx-h200";
+    return nullptr;
+}
+
+std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics) {
+    const std::string t = lower(text);
+    std::smatch m;
+    // "8 x 200 Gb/s", "8x ConnectX-6 HDR 200 Gb/s": count and rate together.
+    if (std::regex_search(text, m, std::regex(R"((\d+)\s*(?:x|×)\s*(?:[\w-]+\s+){0,3})" + kRate)))
+        return NodeNetwork{std::stoi(m[1]), std::stod(m[2]) * kGbpsToGBps};
+    // A count of network adapters anywhere in the text.
+    std::optional<int> count;
+    if (std::regex_search(t, m, std::regex(R"((\d+)\s*(?:hcas?|nics?|adapters?|rails?)\b)"))) count = std::stoi(m[1]);
+    std::optional<double> rate;
+    if (std::regex_search(text, m, std::regex(kRate))) rate = std::stod(m[1]);
+    const bool whole_node = has(t, "node-node") || has(t, "node-to-node") || has(t, "per node") || has(t, "total") ||
+                            has(t, "aggregate") || has(t, "efa");
+    const int nics = std::max(1, default_nics);
+    if (rate && whole_node) {
+        const int n = count.value_or(nics);
+        return NodeNetwork{n, *rate * kGbpsToGBps / n};
+    }
+    if (rate && count) return NodeNetwork{*count, *rate * kGbpsToGBps};
+    // The technology's port rate: InfiniBand NDR 400, HDR 200, EDR 100 Gb/s; Omni-Path 100 Gb/s.
+    double port = 0;
+    if (has(t, "ndr")) port = 400;
+    else if (has(t, "hdr")) port = 200;
+    else if (has(t, "edr")) port = 100;
+    else if (has(t, "omni-path") || has(t, "omnipath")) port = 100;
+    if (port > 0) return NodeNetwork{count.value_or(nics), port * kGbpsToGBps};
+    return std::nullopt;
+}
+
+ClusterSpec published_cluster(const std::string& gpu_type, const std::string& interconnect, int gpus_per_node,
+                              long long num_gpus, const std::string& origin, const std::string& where) {
+    const char* preset = cluster_preset_for_gpu(gpu_type);
+    if (!preset) throw input_error(origin, where + ".gpu_type", "an A100, H100 or H200 GPU", "\"" + gpu_type + "\"");
+    ClusterSpec c = load_cluster(preset);
+    // The PCIe preset is the 80GB card; the 40GB one has HBM2 at 1555 GB/s (A100 PCIe datasheet).
+    if (std::string(preset) == "pcie-a100" && has(gpu_type, "40gb")) {
+        c.gpu.memory_GiB = 40;
+        c.gpu.memory_bandwidth_GBps = 1555;
+    }
+    if (gpus_per_node > 0) c.gpus_per_node = gpus_per_node;
+    if (auto net = parse_interconnect(interconnect, c.inter_node.nics_per_node)) {
+        c.inter_node.nics_per_node = net->nics_per_node;
+        c.inter_node.nic_bandwidth_GBps = net->nic_bandwidth_GBps;
+    }
+    return resize_cluster(c, num_gpus, origin + ": " + where + ".num_gpus");
+}
+
+}  // namespace tessel

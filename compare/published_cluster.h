@@ -1,0 +1,34 @@
+// R9 of validate: the cluster a published run ran on, read from the row's own words — the GPU it
+// names picks the preset, and the node size and network it states replace the preset's.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "core/cluster_spec.h"
+
+namespace tessel {
+
+// The preset a row's gpu_type names (A100 40GB, A100 PCIe, other A100, H100, H200), or nullptr.
+const char* cluster_preset_for_gpu(const std::string& gpu_type);
+
+// A node's network as an interconnect description states it: NICs per node and one NIC's
+// one-direction bandwidth. Read, in this order:
+//   "8 x 200 Gb/s", "4×100Gbps"           count and rate of the NICs;
+//   "200 Gb/s ... (8 HCAs/node)"           a rate and a count of HCAs, NICs, adapters or rails;
+//   "1600 Gbps node-node", "400 Gbps EFA"  one figure for the whole node (node-node, per node, total,
+//                                           aggregate, EFA), spread over `default_nics` NICs;
+//   "HDR InfiniBand", "NDR", "EDR", "Omni-Path"   the technology's port rate (200, 400, 100, 100 Gb/s)
+//                                           with the count stated, else `default_nics`.
+// nullopt when the text states none of these (the preset's network stands).
+struct NodeNetwork {
+    int nics_per_node = 0;
+    double nic_bandwidth_GBps = 0;
+};
+std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics);
+
+// The preset for gpu_type with the row's gpus_per_node (when positive) and interconnect, resized
+// to num_gpus. InputError naming `where`.gpu_type when no preset matches.
+ClusterSpec published_cluster(const std::string& gpu_type, const std::string& interconnect, int gpus_per_node,
+                              long long num_gpus, const std::string& origin, const std::string& where);
+
+}  // namespace tessel

@@ -1,0 +1,66 @@
+// R9: the cluster of a published run, from the row's GPU, node size and interconnect text.
+#include <gtest/gtest.h>
+
+#include "compare/published_cluster.h"
+#include "core/errors.h"
+
+namespace tessel {
+namespace {
+
+void expect_network(const std::string& text, int default_nics, int nics, double nic_GBps) {
+    const auto n = parse_interconnect(text, default_nics);
+    ASSERT_TRUE(n.has_value()) << text;
+    EXPECT_EQ(n->nics_per_node, nics) << text;
+    EXPECT_DOUBLE_EQ(n->nic_bandwidth_GBps, nic_GBps) << text;
+}
+
+TEST(PublishedCluster, InterconnectTextsOfTheValidationSetsReadAsEightHdrPorts) {
+    // DGX A100 (user guide): 8 ConnectX-6 HDR 200 Gb/s compute NICs, 25 GB/s each; MosaicML's
+    // "1600 Gbps node-node" is the same 8 x 200 Gb/s counted for the node.
+    expect_network("1600 Gbps node-node interconnect (RoCE)", 8, 8, 25.0);
+    expect_network("DGX A100 (NVSwitch); Selene HDR InfiniBand", 8, 8, 25.0);
+    expect_network("Selene: DGX A100, HDR InfiniBand full fat tree", 8, 8, 25.0);
+    expect_network("DGX A100 nodes (NVLink3/NVSwitch intra-node); Selene, HDR InfiniBand 200 Gb/s (8 HCAs/node "
+                   "per paper as summarized; fat-tree)",
+                   4, 8, 25.0);
+}
+
+TEST(PublishedCluster, CountsRatesWholeNodeFiguresAndPortTechnologies) {
+    expect_network("4 x 100 Gbps Omni-Path", 8, 4, 12.5);
+    expect_network("8x ConnectX-7 NDR 400 Gb/s", 4, 8, 50.0);
+    expect_network("2×200Gbps", 8, 2, 25.0);
+    expect_network("400 Gbps EFA", 4, 4, 12.5);           // one figure for the node, over its NICs
+    expect_network("3200 Gbps per node, RoCE", 8, 8, 50.0);
+    expect_network("Omni-Path, 4 adapters", 8, 4, 12.5);  // the port rate of the technology
+    expect_network("EDR InfiniBand", 2, 2, 12.5);
+    expect_network("NDR InfiniBand", 8, 8, 50.0);
+    // Bytes per second describe the GPU links, not the network; no count, rate or technology: none.
+    EXPECT_FALSE(parse_interconnect("NVLink 600 GB/s", 8).has_value());
+    EXPECT_FALSE(parse_interconnect("RoCE", 8).has_value());
+    EXPECT_FALSE(parse_interconnect("", 8).has_value());
+}
+
+TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
+    const ClusterSpec c = published_cluster("A100-SXM4-80GB", "4 x 100 Gbps Omni-Path", 8, 32, "runs.json", "row 'x'");
+    EXPECT_EQ(c.num_nodes, 4);
+    EXPECT_EQ(c.inter_node.nics_per_node, 4);
+    EXPECT_DOUBLE_EQ(c.inter_node.nic_bandwidth_GBps, 12.5);
+    const ClusterSpec big = published_cluster("H100-SXM5-80GB", "", 16, 64, "runs.json", "row 'x'");
+    EXPECT_EQ(big.gpus_per_node, 16);
+    EXPECT_EQ(big.num_nodes, 4);
+    EXPECT_DOUBLE_EQ(big.inter_node.nic_bandwidth_GBps, 50.0);  // DGX H100's NDR ports stand
+    // A100 PCIe 40GB (datasheet): 1555 GB/s HBM2, no NVLink.
+    const ClusterSpec pcie = published_cluster("A100-PCIe-40GB", "", 0, 8, "runs.json", "row 'x'");
+    EXPECT_EQ(pcie.intra_node.kind, "pcie");
+    EXPECT_DOUBLE_EQ(pcie.gpu.memory_GiB, 40);
+    EXPECT_DOUBLE_EQ(pcie.gpu.memory_bandwidth_GBps, 1555);
+    try {
+        published_cluster("V100-SXM2-32GB", "", 8, 8, "runs.json", "row 'x'");
+        FAIL() << "a GPU without a preset is an input error";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("row 'x'.gpu_type"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace tessel
