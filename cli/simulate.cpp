@@ -27,6 +27,7 @@ struct SimulateArgs {
     bool no_grad_accumulation_fusion = false;
     bool zero2_layerwise_gather = false;
     int metric_cross_entropies = 0;
+    bool reduce_after_pipeline_flush = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -76,6 +77,7 @@ void run_simulate(const SimulateArgs& a) {
     o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
     o.zero2_layerwise_gather = a.zero2_layerwise_gather;
     o.metric_cross_entropies = a.metric_cross_entropies;
+    o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -116,6 +118,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--zero2-layerwise-gather", args->zero2_layerwise_gather,
                   "ZeRO-2 as FSDP's SHARD_GRAD_OP: weights gathered layer by layer in every forward and kept "
                   "through the backward, instead of gathered after the optimizer step");
+    cmd->add_flag("--reduce-after-pipeline-flush", args->reduce_after_pipeline_flush,
+                  "with pipeline stages, gradients reduce after the last microbatch's backward instead of beside "
+                  "it (DeepSpeed's pipeline engine)");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")

@@ -60,6 +60,7 @@ SimulateOptions simulate_options_for(Framework f, Precision precision) {
         case Framework::any: break;
         case Framework::megatron: o.grad_reduce_in_fp32 = sixteen_bit_weights; break;
         case Framework::deepspeed:
+            o.reduce_after_pipeline_flush = true;
             o.gradient_accumulation_fusion = false;
             o.overlap_param_gather = false;
             break;

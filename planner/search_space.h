@@ -55,7 +55,9 @@ SpaceLimits limits_for(Framework f);
 // overlaps the Megatron export switches on). Megatron-LM reduces bf16 gradients in fp32
 // (accumulate_allreduce_grads_in_fp32, forced for bf16; the export passes no
 // --grad-reduce-in-bf16). DeepSpeed adds each microbatch's gradients to the accumulator in a
-// separate kernel and gathers ZeRO-1/2's updated weights after the step. torchtitan as exported
+// separate kernel, gathers ZeRO-1/2's updated weights after the step, and with pipeline stages
+// its pipeline engine reduces the gradients after the last microbatch (the exported overlap_comm
+// applies to plans without pipeline parallelism). torchtitan as exported
 // (training.compile off, mixed_precision_reduce float32, fsdp_reshard_after_forward "never" for
 // ZeRO-2) runs eager elementwise ops, reduces in fp32, gathers ZeRO-2's weights layer by layer in
 // the forward, and FSDP adds each reduced gradient shard in a separate kernel.

@@ -228,7 +228,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     in.virtual_stages = v;
     in.microbatches = p.num_microbatches();
     in.layers = layers;
-    in.overlap_grad_reduce = o.overlap_grad_reduce;
+    in.overlap_grad_reduce = o.overlap_grad_reduce && !(o.reduce_after_pipeline_flush && p.pp > 1);
     in.overlap_p2p = o.overlap_p2p_comm && v > 1;  // v > 1 only in the interleaved schedule
     in.reduce_every_microbatch = p.zero_stage == 2;
     in.interference = eff.sm_interference;

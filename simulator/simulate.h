@@ -14,6 +14,10 @@ struct SimulateOptions {
     // Framework features, named after the Megatron-LM flags that switch them on; the defaults are
     // what a current Megatron-Core or FSDP run does out of the box.
     bool overlap_grad_reduce = true;    // gradient buckets reduce during the backward pass
+    // DeepSpeed's pipeline engine (deepspeed/runtime/pipe/engine.py): with more than one pipeline
+    // stage its schedule reduces the gradients after the last microbatch's backward (ReduceGrads),
+    // whatever overlap_comm says; with one stage the ZeRO engine overlaps as overlap_grad_reduce says.
+    bool reduce_after_pipeline_flush = false;
     bool overlap_param_gather = true;   // ZeRO-1/2 parameter all-gather hides in the next forward
     bool tp_comm_overlap = false;       // TP collectives run beside their GEMMs (Transformer Engine)
     bool grad_reduce_in_fp32 = false;   // gradients travel as fp32 (Megatron's bf16 default) instead of 16-bit

@@ -389,10 +389,13 @@ TEST(Export, PlannerSimulatesTheStackTheConfigRuns) {
     const SimulateOptions mg = simulate_options_for(Framework::megatron, Precision::bf16);
     EXPECT_TRUE(mg.overlap_grad_reduce && mg.overlap_param_gather && mg.grad_reduce_in_fp32 && mg.gradient_accumulation_fusion);
     EXPECT_FALSE(simulate_options_for(Framework::megatron, Precision::fp16).grad_reduce_in_fp32);
-    // DeepSpeed: separate accumulation kernels, weights gathered after the step.
+    // DeepSpeed: separate accumulation kernels, weights gathered after the step, and with pipeline
+    // stages the reduction after the flush.
     const SimulateOptions ds = simulate_options_for(Framework::deepspeed, Precision::bf16);
     EXPECT_FALSE(ds.gradient_accumulation_fusion);
     EXPECT_FALSE(ds.overlap_param_gather);
+    EXPECT_TRUE(ds.reduce_after_pipeline_flush);  // the pipeline engine, whatever overlap_comm says
+    EXPECT_FALSE(simulate_options_for(Framework::megatron, Precision::bf16).reduce_after_pipeline_flush);
     // Without --emit: the simulator's defaults.
     const SimulateOptions any = simulate_options_for(Framework::any, Precision::bf16);
     const SimulateOptions d;
