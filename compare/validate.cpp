@@ -76,6 +76,8 @@ const std::vector<std::string>& validation_rules() {
         "otherwise a separate add per parameter tensor and microbatch (earlier Megatron-LM; DeepSpeed, whose bf16 "
         "optimizer adds each 16-bit gradient to an fp32 copy; llm-foundry and torchtitan, whose FSDP adds each "
         "reduced shard). DeepSpeed rows (Megatron-DeepSpeed) otherwise take Megatron-LM's kernels (R12).",
+        "R14 scope: a row with expert parallelism or more than one expert (a mixture-of-experts model) is listed "
+        "as not modelled rather than predicted as a dense model.",
     };
     return rules;
 }
@@ -234,6 +236,12 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     p.tp = int(get("tensor_parallel").value_or(1));
     p.pp = int(get("pipeline_parallel").value_or(1));
     p.cp = int(get("context_parallel").value_or(1));
+    // Mixture-of-experts layers (expert parallelism, routed tokens, all-to-all) are not modelled:
+    // a dense stand-in would predict another model, so such a row is reported, not predicted.
+    for (const char* key : {"expert_parallel", "num_experts"})
+        if (auto e = get(key); e && *e > 1)
+            throw input_error(origin, fmt::format("{}.{}", where, key),
+                              "1 or null (mixture-of-experts layers are not modelled)", fmt::format("{}", *e));
     if (auto dp = get("data_parallel")) p.dp = int(*dp);
     else {
         p.dp = num_gpus / std::max(1, p.tp * p.pp * p.cp);

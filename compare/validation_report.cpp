@@ -252,7 +252,8 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
     md += "\nMemory-bound work is counted in bytes per operation (simulator/layer_cost.cpp): norms, residual "
           "branches, activations and rotary embeddings, the loss over the vocabulary, fp8 casts and the optimizer, "
           "each by the software stack's kernels (R12): fused kernels or one pass per eager PyTorch op; a fused "
-          "classifier or the fp32 cross entropy (≈ 50 bytes per logit); Transformer Engine's fp8 cast-transpose "
+          "classifier or the fp32 cross entropy (≈ 50 bytes per logit), and the cross entropies a trainer evaluates "
+          "again for its logged metrics (14 bytes per logit each); Transformer Engine's fp8 cast-transpose "
           "of every GEMM operand (4 bytes per element); where gradient accumulation is not fused into the "
           "weight-gradient GEMM (R13), one add per parameter tensor and microbatch over the gradients (the fresh "
           "16-bit gradient read, the accumulator read and written).\n\n";
@@ -285,9 +286,10 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "of that; what else Megatron-DeepSpeed's 2021 pipeline engine spent the time on is not modelled.\n";
     md += "- The rest of llm-foundry's benchmark table (`tessel validate llm_foundry_table`, "
           "reports/validation-llm-foundry-table.md: the 204 lines this set does not hold, from 125M to 70B "
-          "parameters, 512 to 65536 tokens, 8 to 512 GPUs) is out of sample too. Its MPT-125m lines all come out "
-          "faster than published, like the one here, and its 7B-30B lines slightly slower; the MPT-30b line at "
-          "8192 tokens on 8 H100s is as far off as its A100 sibling here.\n";
+          "parameters, 512 to 65536 tokens, 8 to 512 GPUs) is out of sample too. Its 7B-30B lines come out "
+          "slightly slower than published; the MPT-30b line at 8192 tokens on 8 H100s is as far off as its A100 "
+          "sibling here. Its smallest models are where Composer's logged metrics weigh most: two more passes "
+          "over the logits per microbatch are about a sixth of an MPT-125m step (R12).\n";
     md += "- Hopper runs through Transformer Engine or cuDNN may use cuDNN's Hopper attention kernels, faster "
           "than the FlashAttention-2 figures the H100 preset carries; not modelled (it would make those rows "
           "faster still).\n";

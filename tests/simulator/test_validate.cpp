@@ -180,6 +180,17 @@ TEST(Validate, BadRowsAreReportedNotFatal) {
     EXPECT_FALSE(rep.rows[0].skipped_because.empty());
 }
 
+TEST(Validate, MixtureOfExpertsRowsAreReportedNotPredicted) {
+    json row = megatron_row();
+    row["expert_parallel"] = 8;
+    auto rep = validate_runs(json::array({row}), "test");
+    ASSERT_EQ(rep.rows.size(), 1u);
+    EXPECT_FALSE(rep.rows[0].modelable);
+    EXPECT_NE(rep.rows[0].skipped_because.find("expert_parallel"), std::string::npos) << rep.rows[0].skipped_because;
+    row["expert_parallel"] = 1;  // a dense run that names its (trivial) expert parallelism
+    EXPECT_TRUE(validate_runs(json::array({row}), "test").rows[0].modelable);
+}
+
 TEST(Validate, EachFrameworkGetsItsDocumentedKernels) {
     // R12: Megatron-LM fused elementwise kernels, FlashAttention-2-class attention, fp32 loss.
     const ValidationCase mg = validation_case(megatron_row(), "test");
