@@ -217,6 +217,18 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         return *v;
     };
     auto get = [&](const char* key) { return number_of(row, key, origin, where); };
+    // Counts (GPUs, layers, sizes, degrees) must be whole numbers a plan can hold.
+    auto count = [&](const char* key) -> std::optional<int> {
+        auto v = get(key);
+        if (!v) return std::nullopt;
+        if (!(*v >= 0 && *v <= 1e9 && *v == std::floor(*v)))
+            throw input_error(origin, fmt::format("{}.{}", where, key), "a whole number from 0 to 1e9", fmt::format("{}", *v));
+        return int(*v);
+    };
+    auto need_count = [&](const char* key) {
+        need(key);
+        return *count(key);
+    };
     const std::string source = text_of(row, "source");
     const Framework* fw = &kUnknownFramework;
     for (const auto& f : kFrameworks)
@@ -231,18 +243,18 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     c.framework = fw->name;
 
     // R2 (tp first: R1 pads the vocabulary by it)
-    const int num_gpus = int(need("num_gpus"));
+    const int num_gpus = need_count("num_gpus");
     Plan& p = c.plan;
-    p.tp = int(get("tensor_parallel").value_or(1));
-    p.pp = int(get("pipeline_parallel").value_or(1));
-    p.cp = int(get("context_parallel").value_or(1));
+    p.tp = count("tensor_parallel").value_or(1);
+    p.pp = count("pipeline_parallel").value_or(1);
+    p.cp = count("context_parallel").value_or(1);
     // Mixture-of-experts layers (expert parallelism, routed tokens, all-to-all) are not modelled:
     // a dense stand-in would predict another model, so such a row is reported, not predicted.
     for (const char* key : {"expert_parallel", "num_experts"})
         if (auto e = get(key); e && *e > 1)
             throw input_error(origin, fmt::format("{}.{}", where, key),
                               "1 or null (mixture-of-experts layers are not modelled)", fmt::format("{}", *e));
-    if (auto dp = get("data_parallel")) p.dp = int(*dp);
+    if (auto dp = count("data_parallel")) p.dp = *dp;
     else {
         p.dp = num_gpus / std::max(1, p.tp * p.pp * p.cp);
         assume(fmt::format("dp {} = GPUs/(tp pp cp)", p.dp));
@@ -252,13 +264,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     ModelSpec& m = c.model;
     m.name = c.name;
     m.source = "published run";
-    m.num_layers = int(need("num_layers"));
-    m.hidden_size = int(need("hidden_size"));
-    m.num_attention_heads = int(need("num_attention_heads"));
+    m.num_layers = need_count("num_layers");
+    m.hidden_size = need_count("hidden_size");
+    m.num_attention_heads = need_count("num_attention_heads");
     m.head_dim = m.hidden_size / std::max(1, m.num_attention_heads);
-    m.num_kv_heads = int(get("num_kv_heads").value_or(m.num_attention_heads));
+    m.num_kv_heads = count("num_kv_heads").value_or(m.num_attention_heads);
     if (!get("num_kv_heads")) assume("kv heads = heads");
-    m.ffn_hidden_size = int(get("ffn_hidden_size").value_or(4.0 * m.hidden_size));
+    m.ffn_hidden_size = count("ffn_hidden_size").value_or(4 * m.hidden_size);
     if (!get("ffn_hidden_size")) assume("ffn 4h");
     const std::string act = text_of(row, "activation");
     if (act.empty()) assume("GeLU (GPT family)");
@@ -268,19 +280,19 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     m.position_embedding = gpt ? PositionEmbedding::learned : PositionEmbedding::rope;
     m.tied_embeddings = gpt;
     m.linear_bias = gpt;
-    m.seq_length = int(need("seq_length"));
+    m.seq_length = need_count("seq_length");
     m.max_position_embeddings = gpt ? m.seq_length : 0;
-    std::int64_t vocab = std::int64_t(get("vocab_size").value_or(50257));
+    std::int64_t vocab = count("vocab_size").value_or(50257);
     if (!get("vocab_size")) assume("vocab 50257 (GPT-2 BPE)");
     const std::int64_t multiple = 128LL * p.tp;
     m.vocab_size = (vocab + multiple - 1) / multiple * multiple;
     validate_model(m, origin + ": " + where);
 
-    p.virtual_stages = int(get("virtual_pipeline").value_or(1));
+    p.virtual_stages = count("virtual_pipeline").value_or(1);
     p.schedule = p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-    p.microbatch_size = int(get("microbatch_size").value_or(1));
+    p.microbatch_size = count("microbatch_size").value_or(1);
     if (!get("microbatch_size")) assume("microbatch 1");
-    p.global_batch_size = int(need("global_batch_size"));
+    p.global_batch_size = need_count("global_batch_size");
     p.seq_length = m.seq_length;
 
     // R3
@@ -360,7 +372,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R9
     c.cluster = published_cluster(text_of(row, "gpu_type"), text_of(row, "interconnect"),
-                                  int(get("gpus_per_node").value_or(0)), num_gpus, origin, where);
+                                  count("gpus_per_node").value_or(0), num_gpus, origin, where);
 
     validate_plan(p, m, num_gpus, origin + ": " + where);
     return c;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/validate.h"
+#include "core/errors.h"
 #include "core/presets.h"
 
 using namespace tessel;
@@ -178,6 +179,23 @@ TEST(Validate, BadRowsAreReportedNotFatal) {
     ASSERT_EQ(rep.rows.size(), 1u);
     EXPECT_FALSE(rep.rows[0].modelable);
     EXPECT_FALSE(rep.rows[0].skipped_because.empty());
+}
+
+TEST(Validate, CountsThatAreNotWholeNumbersAreInputErrorsNamingTheKey) {
+    for (double bad : {1e20, -8.0, 7.5}) {
+        json row = megatron_row();
+        row["num_gpus"] = bad;
+        try {
+            validation_case(row, "runs.json");
+            FAIL() << bad;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(".num_gpus"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("whole number"), std::string::npos) << e.what();
+        }
+    }
+    json row = megatron_row();
+    row["gpus_per_node"] = 1e12;
+    EXPECT_THROW(validation_case(row, "runs.json"), InputError);
 }
 
 TEST(Validate, MixtureOfExpertsRowsAreReportedNotPredicted) {
