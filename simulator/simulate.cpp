@@ -78,9 +78,15 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
 }
 
 // Times one pass over a stage's blocks. With weights sharded over the group `sharded` (ZeRO-3),
-// each block's weights are all-gathered first (the next block's gather prefetched while this one
-// computes) and, in the backward pass, its gradients reduce-scattered after it; the communication
-// stream runs beside compute. Without `gather_in_backward` (FSDP's SHARD_GRAD_OP: the forward's
+// each block's weights are all-gathered first and, in the backward pass, its gradients
+// reduce-scattered after it, on one communication stream beside compute. In the forward the next
+// block's gather starts when this block starts (prefetched while it computes). In the backward it
+// queues behind this block's reduce-scatter, so a block waits for its predecessor's
+// reduce-scatter and its own gather: no backward prefetch. The frameworks do prefetch (FSDP's
+// BACKWARD_PRE and FSDP2 issue the next gather before a block's backward, BACKWARD_POST just
+// before its reduce-scatter), and modelling that improves the single-node FSDP runs of
+// configs/validation but predicts its multi-node FSDP runs 6-16% fast; this order stays until the
+// multi-node cost it stands in for is identified. Without `gather_in_backward` (FSDP's SHARD_GRAD_OP: the forward's
 // gathered weights stay until the backward is done) the backward only reduce-scatters.
 ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* sharded,
                       double weight_bytes, double grad_bytes, double interference, bool gather_in_backward = true) {
