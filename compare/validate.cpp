@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "core/presets.h"
 #include "core/units.h"
+#include "simulator/software_stack.h"
 
 namespace tessel {
 
@@ -84,65 +85,19 @@ const std::vector<std::string>& validation_rules() {
 
 namespace {
 
-// Megatron-LM commit 83b1e42f30 (2022-02-13, "gradient accumulation fusion") added
-// --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion is given.
-constexpr int kMegatronGradAccumulationFusionDate = 20220213;
-
-struct Framework {
-    // Defaults: the simulator's own (a current Megatron-Core run without its flags).
-    const char* name = "unknown";
-    const char* match = "";                  // found in the row's `source`
-    bool bf16_grads_reduced_in_fp32 = false; // documented default for bf16 training
-    bool overlaps_grad_reduce = true;        // default without a flag
-    bool half_forward_selective = false;     // its "selective" checkpointing re-runs about half a forward
-    int flash_version = 2;                   // generation of its fused attention kernel (R12)
-    bool fused_elementwise = true;           // fused elementwise kernels rather than eager PyTorch ops (R12)
-    bool fused_cross_entropy = false;        // a fused classifier kernel rather than the fp32 eager loss (R12)
-    int metric_cross_entropies = 0;          // cross entropies its trainer logs per microbatch (R12)
-    bool fuses_grad_accumulation = true;     // the wgrad GEMM accumulates in place (R13)
-    int grad_accumulation_fusion_date = 0;   // YYYYMMDD from which it does; 0: always (R13)
-    bool overlaps_param_gather = true;       // ZeRO-1/2's updated weights gathered beside the next forward (R7)
-};
-// Megatron-LM arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
-// defaults to False. llm-foundry: FSDP mixed precision DEFAULT reduces in fp32, PURE in bf16
-// (handled by the row's text). torchtitan: training.mixed_precision_reduce = "float32";
-// activation_checkpoint.selective_ac_option "op" / "2". llm.c: bf16 everywhere, per-layer
-// reduce-scatter during the backward.
-// R12 kernels. Megatron-LM: fused bias-GeLU / bias-dropout-add / rotary kernels, FlashAttention-2
-// or cuDNN attention through Transformer Engine, vocab_parallel_cross_entropy on fp32 logits
-// (--cross-entropy-loss-fusion is off by default). llm-foundry: its MPT benchmark configurations
-// run attn_impl "triton" (the default of scripts/train/benchmarking/submit_benchmarks.py and of the
-// v0.3 pretrain yamls: the Triton FlashAttention, a FlashAttention-1-class kernel), eager PyTorch
-// elementwise ops, and its default loss_fn "fused_crossentropy" (flash-attn's xentropy kernel,
-// modeling_mpt.py). Composer's trainer (composer/trainer/trainer.py, _train_microbatch) updates the
-// model's train metrics after each microbatch's backward under no_grad; ComposerMPTCausalLM's are
-// LanguageCrossEntropy and LanguagePerplexity (a subclass that repeats the same update), each a
-// torch CrossEntropyLoss over the training forward's logits (composer/metrics/nlp.py).
-// torchtitan: SDPA's FlashAttention-2 backend, eager ops
-// (training.compile = false in its configs), F.cross_entropy on .float() logits. llm.c: cuDNN
-// attention (USE_CUDNN=1 in its run scripts), hand-fused kernels and a fused classifier.
-// R13 gradient accumulation. llm.c's matmul backward accumulates into the gradient buffer in the
-// GEMM itself. FSDP (llm-foundry, torchtitan) reduce-scatters each microbatch's gradient and adds
-// the shard to the accumulated one in a separate kernel.
-// DeepSpeed (deepspeed/runtime/pipe/engine.py, bf16_optimizer.py): the pipeline engine reduces
-// gradients after the last microbatch (ReduceGrads follows the schedule's backward passes); the
-// bf16 optimizer adds each microbatch's 16-bit gradient to an fp32 copy (_update_hp_grad) and
-// reduces in fp32; ZeRO-1/2 gather the updated weights after the step. Its published large runs
-// (Megatron-DeepSpeed) use Megatron's fused kernels. Matched before Megatron-LM, whose name
+// The frameworks a row's source names (simulator/software_stack.h holds what each runs by
+// default, with the sources). DeepSpeed is matched before Megatron-LM, whose name
 // Megatron-DeepSpeed sources also carry.
-constexpr Framework kFrameworks[] = {
-    {.name = "DeepSpeed", .match = "DeepSpeed", .bf16_grads_reduced_in_fp32 = true, .overlaps_grad_reduce = false,
-     .fuses_grad_accumulation = false, .overlaps_param_gather = false},
-    {.name = "Megatron-LM", .match = "Megatron", .bf16_grads_reduced_in_fp32 = true, .overlaps_grad_reduce = false,
-     .grad_accumulation_fusion_date = kMegatronGradAccumulationFusionDate, .overlaps_param_gather = false},
-    {.name = "llm-foundry", .match = "llm-foundry", .flash_version = 1, .fused_elementwise = false,
-     .fused_cross_entropy = true, .metric_cross_entropies = 2, .fuses_grad_accumulation = false},
-    {.name = "torchtitan", .match = "torchtitan", .bf16_grads_reduced_in_fp32 = true, .half_forward_selective = true,
-     .fused_elementwise = false, .fuses_grad_accumulation = false},
-    {.name = "llm.c", .match = "llm.c", .fused_cross_entropy = true},
+struct KnownStack {
+    const char* match;  // found in the row's `source`
+    const SoftwareStack* stack;
+};
+const KnownStack kKnownStacks[] = {
+    {"DeepSpeed", &kDeepSpeed}, {"Megatron", &kMegatronLM}, {"llm-foundry", &kLlmFoundry},
+    {"torchtitan", &kTorchtitan}, {"llm.c", &kLlmC},
 };
 // Without a known framework: the simulator's defaults.
-constexpr Framework kUnknownFramework{};
+const SoftwareStack kUnknownStack{};
 
 bool contains(const std::string& text, const std::string& word) {
     auto lower = [](std::string s) {
@@ -230,10 +185,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         return *count(key);
     };
     const std::string source = text_of(row, "source");
-    const Framework* fw = &kUnknownFramework;
-    for (const auto& f : kFrameworks)
-        if (contains(source, f.match)) {
-            fw = &f;
+    const SoftwareStack* fw = &kUnknownStack;
+    for (const auto& k : kKnownStacks)
+        if (contains(source, k.match)) {
+            fw = k.stack;
             break;
         }
     const std::string stated = text_of(row, "zero_or_fsdp") + " " + text_of(row, "throughput_definition") + " " +
@@ -332,11 +287,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R7
     SimulateOptions& o = c.options;
+    o = stack_defaults(*fw, p.precision);  // R8's and R12's defaults too; what the row states follows
     o.tp_comm_overlap = tp_overlap;
-    o.overlap_grad_reduce = fw->overlaps_grad_reduce;
     if (contains(stated, "--overlap-grad-reduce") || contains(zero, "'torch'")) o.overlap_grad_reduce = true;
     if (contains(zero, "'local'")) o.overlap_grad_reduce = false;
-    o.overlap_param_gather = contains(stated, "--overlap-param-gather") || p.zero_stage >= 3 || fw->overlaps_param_gather;
+    o.overlap_param_gather = o.overlap_param_gather || contains(stated, "--overlap-param-gather") || p.zero_stage >= 3;
     o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
 
@@ -344,9 +299,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     const bool sixteen_bit = p.precision != Precision::fp32;
     if (contains(stated, "mode PURE")) o.grad_reduce_in_fp32 = false;
     else if (contains(stated, "mode DEFAULT") || contains(prec, "amp")) o.grad_reduce_in_fp32 = sixteen_bit;
-    // fp8 runs keep bf16 weights and gradients (R5: only the GEMMs run in fp8), so they take the
-    // framework's bf16 default.
-    else o.grad_reduce_in_fp32 = (p.precision == Precision::bf16 || p.precision == Precision::fp8) && fw->bf16_grads_reduced_in_fp32;
+    // Otherwise the framework's default (stack_defaults): fp8 runs keep bf16 weights and gradients
+    // (R5: only the GEMMs run in fp8), so they take its bf16 default.
 
     // R11
     const int date = latest_date(source);
@@ -354,16 +308,12 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
 
     // R12: the framework's kernels, unless the row names them.
-    o.flash_attention_version = fw->flash_version;
     if (contains(stated, "FlashAttention-2") || contains(stated, "cuDNN") || contains(stated, "attn_impl: flash"))
         o.flash_attention_version = 2;
     if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
-    o.fused_elementwise = fw->fused_elementwise || contains(stated, "torch.compile");
-    o.fused_cross_entropy = fw->fused_cross_entropy;
-    o.metric_cross_entropies = fw->metric_cross_entropies;
+    o.fused_elementwise = o.fused_elementwise || contains(stated, "torch.compile");
 
     // R13
-    o.gradient_accumulation_fusion = fw->fuses_grad_accumulation;
     if (fw->fuses_grad_accumulation && date > 0 && date < fw->grad_accumulation_fusion_date) {
         o.gradient_accumulation_fusion = false;
         assume(fmt::format("unfused gradient accumulation (source dated {})", date));

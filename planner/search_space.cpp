@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "simulator/software_stack.h"
 
 namespace tessel {
 
@@ -55,20 +56,19 @@ SpaceLimits limits_for(Framework f) {
 
 SimulateOptions simulate_options_for(Framework f, Precision precision) {
     SimulateOptions o;
-    const bool sixteen_bit_weights = precision == Precision::bf16 || precision == Precision::fp8;
     switch (f) {
         case Framework::any: break;
-        case Framework::megatron: o.grad_reduce_in_fp32 = sixteen_bit_weights; break;
+        case Framework::megatron:
+            o = stack_defaults(kMegatronLM, precision);
+            o.overlap_grad_reduce = o.overlap_param_gather = true;  // the script passes both flags
+            break;
         case Framework::deepspeed:
-            o.reduce_after_pipeline_flush = true;
-            o.gradient_accumulation_fusion = false;
-            o.overlap_param_gather = false;
+            o = stack_defaults(kDeepSpeed, precision);
+            o.overlap_grad_reduce = true;  // zero_optimization.overlap_comm (not with pipeline stages)
             break;
         case Framework::torchtitan:
-            o.fused_elementwise = false;
-            o.grad_reduce_in_fp32 = precision != Precision::fp32;
-            o.zero2_layerwise_gather = true;
-            o.gradient_accumulation_fusion = false;
+            o = stack_defaults(kTorchtitan, precision);
+            o.zero2_layerwise_gather = true;  // fsdp_reshard_after_forward "never" for ZeRO-2
             break;
     }
     return o;

@@ -51,16 +51,14 @@ struct SpaceLimits {
 SpaceLimits limits_for(Framework f);
 
 // The software stack the exported configuration runs, for the simulator, so the ranked step times
-// are the framework's (any: the simulator's defaults, a current Megatron-Core run with the
-// overlaps the Megatron export switches on). Megatron-LM reduces bf16 gradients in fp32
-// (accumulate_allreduce_grads_in_fp32, forced for bf16; the export passes no
-// --grad-reduce-in-bf16). DeepSpeed adds each microbatch's gradients to the accumulator in a
-// separate kernel, gathers ZeRO-1/2's updated weights after the step, and with pipeline stages
-// its pipeline engine reduces the gradients after the last microbatch (the exported overlap_comm
-// applies to plans without pipeline parallelism). torchtitan as exported
-// (training.compile off, mixed_precision_reduce float32, fsdp_reshard_after_forward "never" for
-// ZeRO-2) runs eager elementwise ops, reduces in fp32, gathers ZeRO-2's weights layer by layer in
-// the forward, and FSDP adds each reduced gradient shard in a separate kernel.
+// are the framework's: its defaults (simulator/software_stack.h) with the flags the exporter
+// writes (any: the simulator's defaults). Megatron-LM: the script passes --overlap-grad-reduce
+// and --overlap-param-gather and no --grad-reduce-in-bf16, so bf16 gradients reduce in fp32.
+// DeepSpeed: overlap_comm is set, which its pipeline engine ignores with pipeline stages (it
+// reduces after the last microbatch); separate accumulation kernels into fp32, ZeRO-1/2's weights
+// gathered after the step. torchtitan (training.compile off, mixed_precision_reduce float32,
+// fsdp_reshard_after_forward "never" for ZeRO-2): eager elementwise ops, fp32 reduction, ZeRO-2's
+// weights gathered layer by layer in the forward, FSDP's separate accumulation kernels.
 SimulateOptions simulate_options_for(Framework f, Precision precision);
 
 // The default global batch: 2^21 tokens (about 2M: between GPT-3 175B's 3.2M and the 1-2M of

@@ -395,6 +395,8 @@ TEST(Export, PlannerSimulatesTheStackTheConfigRuns) {
     EXPECT_FALSE(ds.gradient_accumulation_fusion);
     EXPECT_FALSE(ds.overlap_param_gather);
     EXPECT_TRUE(ds.reduce_after_pipeline_flush);  // the pipeline engine, whatever overlap_comm says
+    EXPECT_TRUE(ds.overlap_grad_reduce);           // overlap_comm, without pipeline stages
+    EXPECT_TRUE(ds.grad_reduce_in_fp32);           // the bf16 optimizer's fp32 gradient copies
     EXPECT_FALSE(simulate_options_for(Framework::megatron, Precision::bf16).reduce_after_pipeline_flush);
     // Without --emit: the simulator's defaults.
     const SimulateOptions any = simulate_options_for(Framework::any, Precision::bf16);

@@ -1,0 +1,76 @@
+#include "simulator/software_stack.h"
+
+namespace tessel {
+
+// Megatron-LM (arguments.py): bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
+// and overlap_param_gather are off unless --overlap-grad-reduce / --overlap-param-gather are
+// given. Kernels: fused bias-GeLU / bias-dropout-add / rotary kernels, FlashAttention-2 or cuDNN
+// attention through Transformer Engine, vocab_parallel_cross_entropy on fp32 logits
+// (--cross-entropy-loss-fusion is off by default). Commit 83b1e42f30 (2022-02-13) added
+// --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion is given.
+const SoftwareStack kMegatronLM{.name = "Megatron-LM",
+                                .bf16_grads_reduced_in_fp32 = true,
+                                .overlaps_grad_reduce = false,
+                                .overlaps_param_gather = false,
+                                .grad_accumulation_fusion_date = 20220213};
+
+// DeepSpeed (deepspeed/runtime/pipe/engine.py, bf16_optimizer.py, zero/config.py): overlap_comm
+// is off by default, and with pipeline stages the pipeline engine reduces the gradients after the
+// last microbatch (ReduceGrads follows the schedule's backward passes); the bf16 optimizer adds
+// each microbatch's 16-bit gradient to an fp32 copy (_update_hp_grad) and reduces in fp32; ZeRO-1/2
+// gather the updated weights after the step. Its large published runs (Megatron-DeepSpeed) use
+// Megatron's fused kernels.
+const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
+                               .bf16_grads_reduced_in_fp32 = true,
+                               .overlaps_grad_reduce = false,
+                               .reduces_after_pipeline_flush = true,
+                               .overlaps_param_gather = false,
+                               .fuses_grad_accumulation = false};
+
+// llm-foundry (Composer + PyTorch FSDP): its MPT benchmark configurations run attn_impl "triton"
+// (the default of scripts/train/benchmarking/submit_benchmarks.py and of the v0.3 pretrain yamls:
+// the Triton FlashAttention, a FlashAttention-1-class kernel), eager PyTorch elementwise ops, and
+// its default loss_fn "fused_crossentropy" (flash-attn's xentropy kernel, modeling_mpt.py).
+// Composer's trainer (composer/trainer/trainer.py, _train_microbatch) updates the model's train
+// metrics after each microbatch's backward under no_grad; ComposerMPTCausalLM's are
+// LanguageCrossEntropy and LanguagePerplexity (a subclass that repeats the same update), each a
+// torch CrossEntropyLoss over the training forward's logits (composer/metrics/nlp.py). FSDP
+// reduce-scatters each microbatch's gradient and adds the shard to the accumulated one in a
+// separate kernel; its mixed-precision mode (DEFAULT: fp32 reduction, PURE: bf16) is stated per run.
+const SoftwareStack kLlmFoundry{.name = "llm-foundry",
+                                .flash_version = 1,
+                                .fused_elementwise = false,
+                                .fused_cross_entropy = true,
+                                .metric_cross_entropies = 2,
+                                .fuses_grad_accumulation = false};
+
+// torchtitan: training.mixed_precision_reduce = "float32"; activation_checkpoint.selective_ac_option
+// "op" / "2" re-runs about half a forward; SDPA's FlashAttention-2 backend, eager ops
+// (training.compile = false in its configs), F.cross_entropy on .float() logits; FSDP2 adds each
+// reduced gradient shard in a separate kernel.
+const SoftwareStack kTorchtitan{.name = "torchtitan",
+                                .bf16_grads_reduced_in_fp32 = true,
+                                .half_forward_selective = true,
+                                .fused_elementwise = false,
+                                .fuses_grad_accumulation = false};
+
+// llm.c: bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
+// (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
+// that accumulates into the gradient buffer in the GEMM itself.
+const SoftwareStack kLlmC{.name = "llm.c", .fused_cross_entropy = true};
+
+SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
+    SimulateOptions o;
+    o.overlap_grad_reduce = s.overlaps_grad_reduce;
+    o.reduce_after_pipeline_flush = s.reduces_after_pipeline_flush;
+    o.overlap_param_gather = s.overlaps_param_gather;
+    o.grad_reduce_in_fp32 = (precision == Precision::bf16 || precision == Precision::fp8) && s.bf16_grads_reduced_in_fp32;
+    o.flash_attention_version = s.flash_version;
+    o.fused_elementwise = s.fused_elementwise;
+    o.fused_cross_entropy = s.fused_cross_entropy;
+    o.metric_cross_entropies = s.metric_cross_entropies;
+    o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
+    return o;
+}
+
+}  // namespace tessel

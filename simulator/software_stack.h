@@ -1,0 +1,34 @@
+// The training frameworks whose documented defaults the simulator knows: what each one runs when
+// its user passes no flag. `tessel validate` reads a published run with its framework's defaults
+// and then what the row states; `tessel plan --emit` ranks plans on the stack the exported
+// configuration runs (the defaults plus the flags the exporter writes).
+#pragma once
+#include "core/options.h"
+#include "simulator/simulate.h"
+
+namespace tessel {
+
+struct SoftwareStack {
+    // Defaults: SimulateOptions' own (fused kernels, FlashAttention-2, overlapped communication).
+    const char* name = "unknown";
+    bool bf16_grads_reduced_in_fp32 = false;  // 16-bit weights' gradients reduced (and accumulated) in fp32
+    bool overlaps_grad_reduce = true;         // gradient reduction beside the backward, without a flag
+    bool reduces_after_pipeline_flush = false;  // with pipeline stages, after the last backward whatever the flag
+    bool overlaps_param_gather = true;        // ZeRO-1/2's updated weights gathered beside the next forward
+    bool half_forward_selective = false;      // its "selective" checkpointing re-runs about half a forward
+    int flash_version = 2;                    // generation of its fused attention kernel
+    bool fused_elementwise = true;            // fused elementwise kernels rather than eager PyTorch ops
+    bool fused_cross_entropy = false;         // a fused classifier kernel rather than the fp32 eager loss
+    int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch
+    bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
+    int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always
+};
+
+extern const SoftwareStack kMegatronLM, kDeepSpeed, kLlmFoundry, kTorchtitan, kLlmC;
+
+// The stack's defaults as simulator options for a run in `precision` (the gradients of bf16 and
+// fp8 runs, whose weights are bf16, reduced in fp32 where the stack does so). The fusion date is
+// the caller's to apply: a current run of the stack has what the stack has today.
+SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision);
+
+}  // namespace tessel
