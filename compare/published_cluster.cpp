@@ -41,8 +41,9 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     if (std::regex_search(t, m, std::regex(R"((\d+)\s*(?:hcas?|nics?|adapters?|rails?)\b)"))) count = std::stoi(m[1]);
     std::optional<double> rate;
     if (std::regex_search(text, m, std::regex(kRate))) rate = std::stod(m[1]);
-    const bool whole_node = has(t, "node-node") || has(t, "node-to-node") || has(t, "per node") || has(t, "total") ||
-                            has(t, "aggregate") || has(t, "efa");
+    auto word = [&](const char* pattern) { return std::regex_search(t, std::regex(pattern)); };
+    const bool whole_node = has(t, "node-node") || has(t, "node-to-node") || has(t, "per node") ||
+                            word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa\b)");
     const int nics = std::max(1, default_nics);
     if (rate && whole_node) {
         const int n = count.value_or(nics);
@@ -51,9 +52,9 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     if (rate && count) return NodeNetwork{*count, *rate * kGbpsToGBps};
     // The technology's port rate: InfiniBand NDR 400, HDR 200, EDR 100 Gb/s; Omni-Path 100 Gb/s.
     double port = 0;
-    if (has(t, "ndr")) port = 400;
-    else if (has(t, "hdr")) port = 200;
-    else if (has(t, "edr")) port = 100;
+    if (word(R"(\bndr)")) port = 400;
+    else if (word(R"(\bhdr)")) port = 200;
+    else if (word(R"(\bedr)")) port = 100;
     else if (has(t, "omni-path") || has(t, "omnipath")) port = 100;
     if (port > 0) return NodeNetwork{count.value_or(nics), port * kGbpsToGBps};
     return std::nullopt;

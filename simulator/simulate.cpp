@@ -86,8 +86,9 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
 // BACKWARD_PRE and FSDP2 issue the next gather before a block's backward, BACKWARD_POST just
 // before its reduce-scatter), and modelling that improves the single-node FSDP runs of
 // configs/validation but predicts its multi-node FSDP runs 6-16% fast; this order stays until the
-// multi-node cost it stands in for is identified. Without `gather_in_backward` (FSDP's SHARD_GRAD_OP: the forward's
-// gathered weights stay until the backward is done) the backward only reduce-scatters.
+// multi-node cost it stands in for is identified. Without `gather_in_backward` (FSDP's
+// SHARD_GRAD_OP: the forward's gathered weights stay until the backward is done) the backward
+// only reduce-scatters.
 ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* sharded,
                       double weight_bytes, double grad_bytes, double interference, bool gather_in_backward = true) {
     ActionParts parts;

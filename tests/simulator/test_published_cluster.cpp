@@ -34,6 +34,9 @@ TEST(PublishedCluster, CountsRatesWholeNodeFiguresAndPortTechnologies) {
     expect_network("Omni-Path, 4 adapters", 8, 4, 12.5);  // the port rate of the technology
     expect_network("EDR InfiniBand", 2, 2, 12.5);
     expect_network("NDR InfiniBand", 8, 8, 50.0);
+    // Words are matched whole: "default" names no EFA, "Cedric" no EDR port.
+    expect_network("default RoCE fabric, 200 Gbps, 8 NICs", 4, 8, 25.0);
+    EXPECT_FALSE(parse_interconnect("Cedric's cluster", 8).has_value());
     // Bytes per second describe the GPU links, not the network; no count, rate or technology: none.
     EXPECT_FALSE(parse_interconnect("NVLink 600 GB/s", 8).has_value());
     EXPECT_FALSE(parse_interconnect("RoCE", 8).has_value());
