@@ -162,12 +162,14 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
 
         // Buffers: pipeline send/receive of one microbatch each way, the sequence-parallel
         // all-gather output, ZeRO-3's gathered layers (the current one and the prefetched next,
-        // plus the unsharded gradient of the current one), and the runtime's own reservation.
+        // plus the unsharded gradient of the current one, and its fp32 copy when gradients reduce
+        // in fp32), and the runtime's own reservation.
         const double boundary = E * sb * m.hidden_size / (p.sequence_parallel ? p.tp : 1);
         double buffers = runtime_reserved_bytes(c);
         if (p.pp > 1) buffers += 2.0 * boundary;
         if (p.sequence_parallel) buffers += E * sb * m.hidden_size;
-        if (p.zero_stage >= 3 && shard > 1) buffers += 3.0 * layer_params * E;
+        if (p.zero_stage >= 3 && shard > 1)
+            buffers += layer_params * (3.0 * E + (opt.grad_reduce_in_fp32 ? 4.0 : 0.0));
         if (p.cp > 1) {
             // Ring attention (layer_cost.h, ring_attention_cost): forward keeps every step's
             // partial output until the merge (cp outputs of the rank's queries on the rank that
@@ -191,6 +193,7 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
     a.flash_attention = o.fused_attention;
     a.fused_cross_entropy = o.fused_cross_entropy;
     a.metric_cross_entropies = o.metric_cross_entropies;
+    a.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
     return peak_memory(m, c, p, a);
 }
 

@@ -38,6 +38,9 @@ struct ActivationOptions {
     // Cross entropies evaluated on the logits after the backward for logged metrics
     // (SimulateOptions::metric_cross_entropies): each holds an fp32 copy and its log_softmax.
     int metric_cross_entropies = 0;
+    // Gradients reduced in fp32 (SimulateOptions::grad_reduce_in_fp32): under ZeRO-3 the gathered
+    // layer's 16-bit gradient is copied to fp32 before its reduce-scatter, and both are live.
+    bool grad_reduce_in_fp32 = false;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);

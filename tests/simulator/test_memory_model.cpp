@@ -129,3 +129,21 @@ TEST(MemoryModel, PlanTooBigReportsDoesNotFit) {
     EXPECT_NE(r.notes[0].find("does not fit"), std::string::npos);
     EXPECT_GT(r.step_time_s, 0.0);  // still simulated
 }
+
+TEST(MemoryModel, ZeroThreeHoldsTheGatheredLayerGradientInItsReduceType) {
+    // ZeRO-3 over 8 GPUs: two gathered layers (this one, the prefetched next) and this layer's
+    // 16-bit gradient, 3 x 2 bytes per layer weight; reducing in fp32 adds the gradient's fp32
+    // copy, 4 bytes more per layer weight.
+    const ModelSpec m = gpt_shape();
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 8);
+    Plan p = plan(1, false, Recompute::full);
+    p.precision = Precision::bf16;
+    p.dp = 8;
+    p.zero_stage = 3;
+    p.global_batch_size = 16;
+    SimulateOptions bf16_reduce, fp32_reduce;
+    fp32_reduce.grad_reduce_in_fp32 = true;
+    const double layer = 12.0 * 12288.0 * 12288.0;  // 4h^2 attention + 8h^2 MLP weights
+    const double diff_GiB = estimate_memory(m, c, p, fp32_reduce).buffers - estimate_memory(m, c, p, bf16_reduce).buffers;
+    EXPECT_NEAR(diff_GiB, 4.0 * layer / (1024.0 * 1024 * 1024), 0.001 * diff_GiB);
+}
