@@ -1,20 +1,16 @@
 #include "compare/published_cluster.h"
 
 #include <algorithm>
-#include <cctype>
 #include <regex>
 
+#include "compare/text_match.h"
 #include "core/errors.h"
 #include "core/presets.h"
 
 namespace tessel {
 
 namespace {
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return s;
-}
-bool has(const std::string& text, const char* word) { return lower(text).find(word) != std::string::npos; }
+bool has(const std::string& text, const char* word) { return contains_ignoring_case(text, word); }
 
 constexpr double kGbpsToGBps = 1.0 / 8.0;
 // A rate in gigabits per second (Gb/s, Gbps, Gbit/s); "GB/s" (bytes) is not a network rate here.
@@ -31,7 +27,7 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
 }
 
 std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics) {
-    const std::string t = lower(text);
+    const std::string t = lowercase(text);
     std::smatch m;
     // "8 x 200 Gb/s", "8x ConnectX-6 HDR 200 Gb/s": count and rate together.
     if (std::regex_search(text, m, std::regex(R"((\d+)\s*(?:x|×)\s*(?:[\w-]+\s+){0,3})" + kRate)))
@@ -41,8 +37,9 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     if (std::regex_search(t, m, std::regex(R"((\d+)\s*(?:hcas?|nics?|adapters?|rails?)\b)"))) count = std::stoi(m[1]);
     std::optional<double> rate;
     if (std::regex_search(text, m, std::regex(kRate))) rate = std::stod(m[1]);
+    auto in_t = [&](const char* words) { return t.find(words) != std::string::npos; };  // t is lowercase
     auto word = [&](const char* pattern) { return std::regex_search(t, std::regex(pattern)); };
-    const bool whole_node = has(t, "node-node") || has(t, "node-to-node") || has(t, "per node") ||
+    const bool whole_node = in_t("node-node") || in_t("node-to-node") || in_t("per node") ||
                             word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa\b)");
     const int nics = std::max(1, default_nics);
     if (rate && whole_node) {
@@ -55,7 +52,7 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     if (word(R"(\bndr)")) port = 400;
     else if (word(R"(\bhdr)")) port = 200;
     else if (word(R"(\bedr)")) port = 100;
-    else if (has(t, "omni-path") || has(t, "omnipath")) port = 100;
+    else if (in_t("omni-path") || in_t("omnipath")) port = 100;
     if (port > 0) return NodeNetwork{count.value_or(nics), port * kGbpsToGBps};
     return std::nullopt;
 }

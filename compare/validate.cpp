@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "compare/published_cluster.h"
+#include "compare/text_match.h"
 #include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
@@ -99,13 +100,7 @@ const KnownStack kKnownStacks[] = {
 // Without a known framework: the simulator's defaults.
 const SoftwareStack kUnknownStack{};
 
-bool contains(const std::string& text, const std::string& word) {
-    auto lower = [](std::string s) {
-        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-        return s;
-    };
-    return lower(text).find(lower(word)) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& word) { return contains_ignoring_case(text, word); }
 
 std::string text_of(const json& row, const char* key) {
     if (!row.contains(key) || row[key].is_null()) return "";
@@ -166,11 +161,6 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     c.name = text_of(row, "name");
     if (c.name.empty()) throw input_error(origin, "name", "a run name in every row");
     const std::string where = fmt::format("row '{}'", c.name);
-    auto need = [&](const char* key) {
-        auto v = number_of(row, key, origin, where);
-        if (!v) throw input_error(origin, fmt::format("{}.{}", where, key), "a number (this field has no default)", "null");
-        return *v;
-    };
     auto get = [&](const char* key) { return number_of(row, key, origin, where); };
     // Counts (GPUs, layers, sizes, degrees) must be whole numbers a plan can hold.
     auto count = [&](const char* key) -> std::optional<int> {
@@ -181,8 +171,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         return int(*v);
     };
     auto need_count = [&](const char* key) {
-        need(key);
-        return *count(key);
+        auto v = count(key);
+        if (!v) throw input_error(origin, fmt::format("{}.{}", where, key), "a number (this field has no default)", "null");
+        return *v;
     };
     const std::string source = text_of(row, "source");
     const SoftwareStack* fw = &kUnknownStack;

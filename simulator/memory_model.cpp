@@ -152,12 +152,13 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         }
         // While a layer is recomputed (or the last layer's backward runs) its full set is live.
         double working = p.recompute == Recompute::full ? full_layer : 0.0;
+        const bool holds_loss = r == (chunks - 1) % p.pp;
         // The 16-bit logits exist next to their fp32 copy while the loss is computed.
-        if (r == (chunks - 1) % p.pp) working = std::max(working, E * sb * double(m.vocab_size) / p.tp);
+        if (holds_loss) working = std::max(working, E * sb * double(m.vocab_size) / p.tp);
         mem.activations = peak + working;
         // Logged metrics run after the backward has freed the stored activations: the kept 16-bit
         // logits, one fp32 copy and its log_softmax output are live together.
-        if (opt.metric_cross_entropies > 0 && r == (chunks - 1) % p.pp)
+        if (opt.metric_cross_entropies > 0 && holds_loss)
             mem.activations = std::max(mem.activations, (E + 8.0) * sb * double(m.vocab_size) / p.tp);
 
         // Buffers: pipeline send/receive of one microbatch each way, the sequence-parallel
