@@ -28,6 +28,7 @@ struct SimulateArgs {
     bool zero2_layerwise_gather = false;
     int metric_cross_entropies = 0;
     bool reduce_after_pipeline_flush = false;
+    bool backward_prefetch = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -78,6 +79,7 @@ void run_simulate(const SimulateArgs& a) {
     o.zero2_layerwise_gather = a.zero2_layerwise_gather;
     o.metric_cross_entropies = a.metric_cross_entropies;
     o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
+    o.backward_prefetch = a.backward_prefetch;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -121,6 +123,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--reduce-after-pipeline-flush", args->reduce_after_pipeline_flush,
                   "with pipeline stages, gradients reduce after the last microbatch's backward instead of beside "
                   "it (DeepSpeed's pipeline engine)");
+    cmd->add_flag("--backward-prefetch", args->backward_prefetch,
+                  "ZeRO-3/FSDP: each block's weight gather is issued before the previous block's gradient "
+                  "reduce-scatter, beside its backward (FSDP2, BACKWARD_PRE), instead of queued behind it");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")

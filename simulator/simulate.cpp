@@ -18,6 +18,7 @@
 #include "simulator/layer_cost.h"
 #include "simulator/memory_model.h"
 #include "simulator/pipeline_sim.h"
+#include "simulator/sharded_pass.h"
 #include "simulator/topology_cache.h"
 
 namespace tessel {
@@ -75,74 +76,6 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
     if (m.linear_bias) n += 4;
     else if (m.qkv_bias) n += 1;
     return n;
-}
-
-// Times one pass over a stage's blocks. With weights sharded over the group `sharded` (ZeRO-3),
-// each block's weights are all-gathered first and, in the backward pass, its gradients
-// reduce-scattered after it, on one communication stream beside compute. In the forward the next
-// block's gather starts when this block starts (prefetched while it computes). In the backward it
-// queues behind this block's reduce-scatter, so a block waits for its predecessor's
-// reduce-scatter and its own gather: no backward prefetch. The frameworks do prefetch (FSDP's
-// BACKWARD_PRE and FSDP2 issue the next gather before a block's backward, BACKWARD_POST just
-// before its reduce-scatter), and modelling that improves the single-node FSDP runs of
-// configs/validation but predicts its multi-node FSDP runs 6-16% fast; this order stays until the
-// multi-node cost it stands in for is identified. Without `gather_in_backward` (FSDP's
-// SHARD_GRAD_OP: the forward's gathered weights stay until the backward is done) the backward
-// only reduce-scatters.
-ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* sharded,
-                      double weight_bytes, double grad_bytes, double interference, bool gather_in_backward = true) {
-    ActionParts parts;
-    std::vector<double> work;
-    work.reserve(blocks.size());
-    auto add = [&](const BlockCost& b) {
-        const PassCost& pass = forward ? b.forward : b.backward;
-        parts.compute += pass.compute_s;
-        parts.tp_comm += pass.tp_comm_s;
-        parts.cp_comm += pass.cp_comm_s;
-        double w = pass.total();
-        if (!forward) {
-            parts.recompute += b.recompute.compute_s;
-            parts.tp_comm += b.recompute.tp_comm_s;
-            parts.cp_comm += b.recompute.cp_comm_s;
-            w += b.recompute.total();
-        }
-        work.push_back(w);
-    };
-    if (forward)
-        for (const BlockCost* b : blocks) add(*b);
-    else
-        for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) add(**it);
-    if (!sharded) return parts;
-
-    const bool gathers = forward || gather_in_backward;
-    double comm_free = 0, compute_free = 0, prev_start = 0;
-    const std::size_t n = work.size();
-    for (std::size_t i = 0; i < n; ++i) {
-        const BlockCost& b = forward ? *blocks[i] : *blocks[n - 1 - i];
-        const double gather = gathers ? collective_time(Collective::all_gather, b.parameters * weight_bytes, *sharded) : 0.0;
-        double start = compute_free;
-        if (gathers) {
-            const double gather_start = std::max(comm_free, i == 0 ? 0.0 : prev_start);
-            comm_free = gather_start + gather;
-            start = std::max(compute_free, comm_free);
-        }
-        // The next block's gather (and this block's reduce-scatter) run beside this block's
-        // compute and take SMs and memory bandwidth from it.
-        const double next_gather = gathers && i + 1 < n ? collective_time(Collective::all_gather,
-                                                               (forward ? blocks[i + 1] : blocks[n - 2 - i])->parameters * weight_bytes, *sharded)
-                                             : 0.0;
-        const double scatter = forward ? 0.0 : collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *sharded);
-        const double slowed = work[i] + interference * std::min(work[i], next_gather + scatter);
-        parts.compute += slowed - work[i];
-        compute_free = start + slowed;
-        work[i] = slowed;
-        prev_start = start;
-        if (!forward) comm_free = std::max(comm_free, compute_free) + scatter;
-    }
-    double total_work = 0;
-    for (double w : work) total_work += w;
-    parts.dp_comm = std::max(compute_free, comm_free) - total_work;
-    return parts;
 }
 
 }  // namespace
@@ -252,7 +185,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
         const auto list = stage_blocks(blocks, s, stages, layers[s]);
         const double gradient_params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
         in.forward[s] = time_pass(list, true, layerwise, E, grad_bytes, eff.sm_interference);
-        in.backward[s] = time_pass(list, false, layerwise, E, grad_bytes, eff.sm_interference, !layerwise_zero2);
+        in.backward[s] = time_pass(list, false, layerwise, E, grad_bytes, eff.sm_interference, !layerwise_zero2,
+                                   o.backward_prefetch);
         if (!o.gradient_accumulation_fusion) {
             // ZeRO-2/3 reduce-scatter every microbatch and accumulate only their shard, which
             // arrives in the reduction's precision.

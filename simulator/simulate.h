@@ -39,6 +39,14 @@ struct SimulateOptions {
     // and Megatron's distributed optimizer run it (gradient buckets; the updated weights gathered
     // after the optimizer step).
     bool zero2_layerwise_gather = false;
+    // ZeRO-3/FSDP backward prefetch (sharded_pass.h): the next block's weight gather is issued
+    // before this block's gradient reduce-scatter (FSDP2; FSDP1's BACKWARD_PRE and, with the CPU
+    // ahead, BACKWARD_POST), so it runs beside this block's backward. Off by default: each gather
+    // then waits for the previous block's reduce-scatter. The published FSDP runs of
+    // configs/validation are slower than the prefetched order predicts (multi-node llm-foundry and
+    // torchtitan by 6-16%) and match the serialized one; the cost the serialized order stands in
+    // for is not identified (reports/validation.md).
+    bool backward_prefetch = false;
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
     bool fused_attention = true;
