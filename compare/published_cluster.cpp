@@ -26,6 +26,18 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
     return nullptr;
 }
 
+GpuFigures parse_gpu_figures(const std::string& text) {
+    GpuFigures f;
+    std::smatch m;
+    // "80GB", "96 GB HBM2e"; not "GB/s". A GPU's "GB" of memory is its GiB (an 80GB A100 holds 80 GiB).
+    if (std::regex_search(text, m, std::regex(R"((\d+(?:\.\d+)?)\s*GB\b(?!/))", std::regex::icase)))
+        f.memory_GiB = std::stod(m[1]);
+    if (std::regex_search(text, m, std::regex(R"((\d+(?:\.\d+)?)\s*TB/s)", std::regex::icase)))
+        f.memory_bandwidth_GBps = std::stod(m[1]) * 1000.0;
+    if (std::regex_search(text, m, std::regex(R"((\d+(?:\.\d+)?)\s*W\b)"))) f.power_limit_W = std::stod(m[1]);
+    return f;
+}
+
 std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics) {
     const std::string t = lowercase(text);
     std::smatch m;
@@ -67,6 +79,10 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
         c.gpu.memory_GiB = 40;
         c.gpu.memory_bandwidth_GBps = 1555;
     }
+    const GpuFigures stated = parse_gpu_figures(gpu_type);
+    if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
+    if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;
+    if (stated.power_limit_W > 0) c.gpu.power_limit_W = stated.power_limit_W;
     if (gpus_per_node > 0) c.gpus_per_node = gpus_per_node;
     if (auto net = parse_interconnect(interconnect, c.inter_node.nics_per_node)) {
         c.inter_node.nics_per_node = net->nics_per_node;

@@ -11,6 +11,16 @@ namespace tessel {
 // The preset a row's gpu_type names (A100 40GB, A100 PCIe, other A100, H100, H200), or nullptr.
 const char* cluster_preset_for_gpu(const std::string& gpu_type);
 
+// What a row's gpu_type states about the card beyond its name, each 0 when not stated: memory
+// ("96GB": GiB, as GPU memory is marketed), HBM bandwidth ("2.4 TB/s") and the power cap the run
+// kept ("500 W power limit"; the simulator scales the compute ceilings by power_clock_fraction).
+struct GpuFigures {
+    double memory_GiB = 0;
+    double memory_bandwidth_GBps = 0;
+    double power_limit_W = 0;
+};
+GpuFigures parse_gpu_figures(const std::string& gpu_type);
+
 // A node's network as an interconnect description states it: NICs per node and one NIC's
 // one-direction bandwidth. Read, in this order:
 //   "8 x 200 Gb/s", "4×100Gbps"           count and rate of the NICs;
@@ -26,8 +36,8 @@ struct NodeNetwork {
 };
 std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics);
 
-// The preset for gpu_type with the row's gpus_per_node (when positive) and interconnect, resized
-// to num_gpus. InputError naming `where`.gpu_type when no preset matches.
+// The preset for gpu_type with the figures it states (parse_gpu_figures), the row's
+// gpus_per_node (when positive) and interconnect, resized to num_gpus. InputError naming `where`.gpu_type when no preset matches.
 ClusterSpec published_cluster(const std::string& gpu_type, const std::string& interconnect, int gpus_per_node,
                               long long num_gpus, const std::string& origin, const std::string& where);
 

@@ -39,6 +39,11 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
     c.gpu.flash_forward_efficiency = g.number("flash_forward_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.flash_backward_efficiency = g.number("flash_backward_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.flash1_efficiency = g.number("flash1_efficiency", 0.0, 0.0, 1.0, false);
+    c.gpu.tdp_W = g.number("tdp_W", 0.0, 0.0, 1e5, false);
+    c.gpu.power_limit_W = g.number("power_limit_W", 0.0, 0.0, 1e5, false);
+    if (c.gpu.power_limit_W > 0 && c.gpu.tdp_W <= 0)
+        throw input_error(file, "gpu.tdp_W", "the board power the peaks were measured at, to scale them to gpu.power_limit_W",
+                          "no tdp_W");
     g.finish();
 
     if (auto in = r.optional_object("intra_node")) {
@@ -97,6 +102,8 @@ json to_json(const ClusterSpec& c) {
     if (c.gpu.flash_forward_efficiency > 0) j["gpu"]["flash_forward_efficiency"] = c.gpu.flash_forward_efficiency;
     if (c.gpu.flash_backward_efficiency > 0) j["gpu"]["flash_backward_efficiency"] = c.gpu.flash_backward_efficiency;
     if (c.gpu.flash1_efficiency > 0) j["gpu"]["flash1_efficiency"] = c.gpu.flash1_efficiency;
+    if (c.gpu.tdp_W > 0) j["gpu"]["tdp_W"] = c.gpu.tdp_W;
+    if (c.gpu.power_limit_W > 0) j["gpu"]["power_limit_W"] = c.gpu.power_limit_W;
     if (c.profile) j["profile"] = *c.profile;
     return j;
 }

@@ -27,6 +27,10 @@ struct GpuSpec {
     double matmul_efficiency = 0;
     double flash_forward_efficiency = 0, flash_backward_efficiency = 0;
     double flash1_efficiency = 0;
+    // tdp_W: the board power the peaks and measured ceilings above were taken at (the datasheet's
+    // maximum). power_limit_W: the cap the GPUs actually ran under (nvidia-smi -pl); 0 = the TDP.
+    double tdp_W = 0;
+    double power_limit_W = 0;
     double peak(Precision p) const;
 };
 

@@ -63,8 +63,9 @@ double AttentionShape::backward_flops() const {
 
 ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Precision precision) : eff_(eff) {
     const Precision non_gemm = precision == Precision::fp8 ? Precision::bf16 : precision;
-    gemm_peak_ = gpu.peak(precision) * units::TFLOP * eff.sustained_clock_fraction;
-    other_peak_ = gpu.peak(non_gemm) * units::TFLOP * eff.sustained_clock_fraction;
+    const double clock = eff.sustained_clock_fraction * power_clock_fraction(gpu);
+    gemm_peak_ = gpu.peak(precision) * units::TFLOP * clock;
+    other_peak_ = gpu.peak(non_gemm) * units::TFLOP * clock;
     if (gemm_peak_ <= 0) gemm_peak_ = other_peak_;
     device_memory_Bps_ = gpu.memory_bandwidth_GBps * units::GB;
     memory_Bps_ = device_memory_Bps_ * eff.memory_bandwidth_efficiency;

@@ -9,6 +9,11 @@
 
 namespace tessel {
 
+double power_clock_fraction(const GpuSpec& gpu) {
+    if (gpu.power_limit_W <= 0 || gpu.tdp_W <= 0 || gpu.power_limit_W >= gpu.tdp_W) return 1.0;
+    return std::cbrt(gpu.power_limit_W / gpu.tdp_W);
+}
+
 HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     HardwareEfficiency e;
     if (c.gpu.matmul_efficiency > 0) e.gemm_max_efficiency = c.gpu.matmul_efficiency;

@@ -149,6 +149,13 @@ double table_bus_bandwidth(const CollectiveTable& table, Collective c, double by
 // the cluster file's profile key when a value is out of range.
 HardwareEfficiency hardware_efficiency(const ClusterSpec& c);
 
+// Share of its clock a GPU keeps under a power cap below its TDP: (cap / TDP)^(1/3), 1 without a
+// cap. A training step's GEMMs already hold the TDP, so their clock is set by power; dynamic
+// power goes as f V^2 and DVFS lowers the voltage with the frequency, so power ~ f^3. Check: an
+// H100 NVL card (400 W; datasheet 835 dense bf16 TFLOP/s, same 132 SMs) against the 700 W SXM's
+// 989: measured 0.84, this law 0.83. Scales the compute ceilings (GEMM, attention), not HBM.
+double power_clock_fraction(const GpuSpec& gpu);
+
 // Writes the profile object that reproduces e (the format above).
 json to_profile_json(const HardwareEfficiency& e);
 

@@ -100,3 +100,36 @@ TEST(ComputeCost, BadStreamingTableNamesItsKey) {
     c.profile = json{{"streaming_table", {{{"kernel", "gelu_forward"}, {"efficiency", -1}}}}};
     EXPECT_THROW(hardware_efficiency(c), InputError);
 }
+
+TEST(ComputeCost, PowerCapLowersTheComputeCeilingsByTheCubeRoot) {
+    ClusterSpec c = load_cluster("dgx-h100");
+    ASSERT_DOUBLE_EQ(c.gpu.tdp_W, 700);
+    EXPECT_DOUBLE_EQ(power_clock_fraction(c.gpu), 1.0);  // no cap: the datasheet's TDP
+    HardwareEfficiency e = hardware_efficiency(c);
+    e.kernel_launch_s = 0;
+    const ComputeModel full(c.gpu, e, Precision::bf16);
+    c.gpu.power_limit_W = 500;
+    // Power ~ f^3 in the DVFS range: (500/700)^(1/3) = 0.8939 of the clock.
+    EXPECT_NEAR(power_clock_fraction(c.gpu), 0.8939, 1e-4);
+    const ComputeModel capped(c.gpu, e, Precision::bf16);
+    const GemmShape g{8192, 8192, 8192};
+    EXPECT_NEAR(full.gemm_time(g) / capped.gemm_time(g), 0.8939, 1e-4);
+    // HBM keeps its rate: a streaming kernel takes as long.
+    EXPECT_DOUBLE_EQ(capped.memory_time(1e9), full.memory_time(1e9));
+    c.gpu.power_limit_W = 900;  // a cap above the TDP changes nothing
+    EXPECT_DOUBLE_EQ(power_clock_fraction(c.gpu), 1.0);
+}
+
+TEST(ComputeCost, PowerLimitWithoutTheTdpIsBadInputNamingTheKey) {
+    json j = to_json(load_cluster("dgx-h100"));
+    j["gpu"]["power_limit_W"] = 500;
+    j["gpu"].erase("tdp_W");
+    try {
+        parse_cluster(j, "c.json");
+        FAIL() << "a power limit needs the TDP the peaks were measured at";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("gpu.tdp_W"), std::string::npos) << e.what();
+    }
+    j["gpu"]["tdp_W"] = 700;
+    EXPECT_DOUBLE_EQ(parse_cluster(j, "c.json").gpu.power_limit_W, 500);
+}

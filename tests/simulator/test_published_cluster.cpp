@@ -65,5 +65,24 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     }
 }
 
+TEST(PublishedCluster, GpuFiguresTheRowStatesReplaceThePresets) {
+    // torchtitan's Grand Teton H100s (docs/performance.md): 96GB HBM2e at 2.4 TB/s, 500 W.
+    const GpuFigures f = parse_gpu_figures("H100 SXM 96GB HBM2e, 2.4 TB/s, 500 W power limit");
+    EXPECT_DOUBLE_EQ(f.memory_GiB, 96);
+    EXPECT_DOUBLE_EQ(f.memory_bandwidth_GBps, 2400);
+    EXPECT_DOUBLE_EQ(f.power_limit_W, 500);
+    const GpuFigures plain = parse_gpu_figures("A100-SXM4-80GB");
+    EXPECT_DOUBLE_EQ(plain.memory_GiB, 80);
+    EXPECT_DOUBLE_EQ(plain.memory_bandwidth_GBps, 0);
+    EXPECT_DOUBLE_EQ(plain.power_limit_W, 0);
+    // A bandwidth in GB/s is not a memory size.
+    EXPECT_DOUBLE_EQ(parse_gpu_figures("H100, NVLink 900 GB/s").memory_GiB, 0);
+    const ClusterSpec c = published_cluster("H100 SXM 96GB HBM2e, 2.4 TB/s, 500 W", "", 8, 8, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(c.gpu.memory_GiB, 96);
+    EXPECT_DOUBLE_EQ(c.gpu.memory_bandwidth_GBps, 2400);
+    EXPECT_DOUBLE_EQ(c.gpu.power_limit_W, 500);
+    EXPECT_DOUBLE_EQ(c.gpu.tdp_W, 700);  // the preset's: H100 SXM datasheet
+}
+
 }  // namespace
 }  // namespace tessel
