@@ -41,7 +41,8 @@ const std::vector<std::string>& validation_rules() {
         "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full.",
         "R5 precision: fp16 = fp16, any fp8 = fp8 (GEMMs at the fp8 peak, the rest in bf16), else bf16.",
         "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
-        "Megatron requires it for.",
+        "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
+        "along the sequence.",
         "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap) and its "
         "DDP implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP, llm.c and "
         "torchtitan reduce during the backward by design; Megatron's default is not to, and DeepSpeed's pipeline "
@@ -55,7 +56,9 @@ const std::vector<std::string>& validation_rules() {
         "R9 cluster: the GPU names the preset (A100 PCIe -> pcie-a100, A100 40GB -> dgx-a100-40gb, other A100 -> "
         "dgx-a100, H100 -> dgx-h100, H200 -> dgx-h200), with the row's gpus_per_node and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
-        "Omni-Path) in place of the preset's, resized to the row's GPU count.",
+        "Omni-Path) in place of the preset's, resized to the row's GPU count. A memory size (\"96GB\"), HBM "
+        "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "
+        "the TDP lowers the compute ceilings by (cap/TDP)^(1/3).",
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
         "source's own FLOP count (a definition that includes recomputation is compared with tessel's hardware "
         "FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU.",
@@ -252,6 +255,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         p.zero_stage = 1;
         assume("ZeRO-1 (--overlap-param-gather needs the distributed optimizer)");
     } else p.zero_stage = 0;
+    // With pipeline stages torchtitan's FSDP keeps the gathered weights and the unsharded gradients
+    // through the step: the memory and traffic of ZeRO-1 (R7: one reduce after the last microbatch).
+    const bool gathers_once = fw->pipeline_gathers_once && p.pp > 1 && p.zero_stage >= 2;
+    if (gathers_once) p.zero_stage = 1;
 
     // R4
     const std::string rc = text_of(row, "activation_recompute");
@@ -272,8 +279,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (row.contains("sequence_parallel") && row["sequence_parallel"].is_boolean())
         p.sequence_parallel = row["sequence_parallel"].get<bool>();
     else {
-        p.sequence_parallel = tp_overlap && p.tp > 1;
-        if (p.sequence_parallel) assume("sequence parallel (required by --tp-comm-overlap)");
+        p.sequence_parallel = (tp_overlap || fw->sequence_parallel_with_tp) && p.tp > 1;
+        if (p.sequence_parallel && !fw->sequence_parallel_with_tp) assume("sequence parallel (required by --tp-comm-overlap)");
     }
 
     // R7
@@ -285,6 +292,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     o.overlap_param_gather = o.overlap_param_gather || contains(stated, "--overlap-param-gather") || p.zero_stage >= 3;
     o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
+    if (gathers_once) {
+        o.reduce_after_pipeline_flush = true;
+        o.overlap_param_gather = true;
+    }
 
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;

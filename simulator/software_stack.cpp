@@ -47,10 +47,17 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // torchtitan: training.mixed_precision_reduce = "float32"; activation_checkpoint.selective_ac_option
 // "op" / "2" re-runs about half a forward; SDPA's FlashAttention-2 backend, eager ops
 // (training.compile = false in its configs), F.cross_entropy on .float() logits; FSDP2 adds each
-// reduced gradient shard in a separate kernel.
+// reduced gradient shard in a separate kernel. Its tensor-parallel plan (parallelize_llama) shards
+// the norms' inputs along the sequence (SequenceParallel): sequence parallelism whenever TP > 1.
+// With pipeline stages it builds FSDP with reshard_after_forward=False, and PyTorch's pipeline
+// schedules turn off reshard-after-backward and gradient sync for all but the last microbatch
+// (torch.distributed.pipelining, backward_maybe_with_nosync): one gather per step, unsharded
+// gradients, one reduce-scatter after the last backward.
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .half_forward_selective = true,
+                                .sequence_parallel_with_tp = true,
+                                .pipeline_gathers_once = true,
                                 .fused_elementwise = false,
                                 .fuses_grad_accumulation = false};
 

@@ -16,6 +16,9 @@ struct SoftwareStack {
     bool reduces_after_pipeline_flush = false;  // with pipeline stages, after the last backward whatever the flag
     bool overlaps_param_gather = true;        // ZeRO-1/2's updated weights gathered beside the next forward
     bool half_forward_selective = false;      // its "selective" checkpointing re-runs about half a forward
+    bool sequence_parallel_with_tp = false;   // its tensor parallelism always shards norms along the sequence
+    bool pipeline_gathers_once = false;       // FSDP with pipeline stages: weights gathered once and kept,
+                                              // gradients accumulated unsharded, reduced after the last microbatch
     int flash_version = 2;                    // generation of its fused attention kernel
     bool fused_elementwise = true;            // fused elementwise kernels rather than eager PyTorch ops
     bool fused_cross_entropy = false;         // a fused classifier kernel rather than the fp32 eager loss

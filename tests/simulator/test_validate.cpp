@@ -296,3 +296,25 @@ TEST(Validate, ConstantMfuBaselineFitsOneRowExactly) {
     // A constant predicts no ranking.
     EXPECT_DOUBLE_EQ(cv.baseline_summary.spearman, 0.0);
 }
+
+TEST(Validate, TorchtitanShardsNormsWithTensorParallelismAndGathersOnceUnderPipelining) {
+    json row = megatron_row();
+    row["source"] = "pytorch/torchtitan docs/performance.md (commit x, 2024-12-26)";
+    row["throughput_definition"] = "";
+    row["zero_or_fsdp"] = "FSDP2";
+    row["num_layers"] = 8;
+    // R6: its tensor-parallel plan shards the norms along the sequence.
+    const ValidationCase tp = validation_case(row, "test");
+    EXPECT_TRUE(tp.plan.sequence_parallel);
+    EXPECT_EQ(tp.plan.zero_stage, 3);
+    // R3/R7: with pipeline stages FSDP keeps the gathered weights and unsharded gradients through
+    // the step and reduces after the last microbatch.
+    row["pipeline_parallel"] = 2;
+    const ValidationCase pp = validation_case(row, "test");
+    EXPECT_EQ(pp.plan.zero_stage, 1);
+    EXPECT_TRUE(pp.options.reduce_after_pipeline_flush);
+    // Megatron-LM keeps its own defaults: no sequence parallelism unless stated.
+    json mg = megatron_row();
+    mg["throughput_definition"] = "";
+    EXPECT_FALSE(validation_case(mg, "test").plan.sequence_parallel);
+}
