@@ -29,6 +29,7 @@ struct SimulateArgs {
     int metric_cross_entropies = 0;
     bool reduce_after_pipeline_flush = false;
     bool backward_prefetch = false;
+    bool eager_rmsnorm = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -80,6 +81,7 @@ void run_simulate(const SimulateArgs& a) {
     o.metric_cross_entropies = a.metric_cross_entropies;
     o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
     o.backward_prefetch = a.backward_prefetch;
+    o.eager_rmsnorm = a.eager_rmsnorm;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -123,6 +125,8 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--reduce-after-pipeline-flush", args->reduce_after_pipeline_flush,
                   "with pipeline stages, gradients reduce after the last microbatch's backward instead of beside "
                   "it (DeepSpeed's pipeline engine)");
+    cmd->add_flag("--eager-rmsnorm", args->eager_rmsnorm,
+                  "RMSNorm as eager PyTorch ops in fp32 (torch.nn.RMSNorm without torch.compile) instead of one kernel");
     cmd->add_flag("--backward-prefetch", args->backward_prefetch,
                   "ZeRO-3/FSDP: each block's weight gather is issued before the previous block's gradient "
                   "reduce-scatter, beside its backward (FSDP2, BACKWARD_PRE), instead of queued behind it");

@@ -72,6 +72,8 @@ const std::vector<std::string>& validation_rules() {
         "attn_impl flash/triton says which); fused elementwise kernels (Megatron-LM, llm.c) or eager PyTorch "
         "ops (llm-foundry, torchtitan without torch.compile); the loss as a fused kernel (llm.c's classifier, "
         "llm-foundry's default flash-attn xentropy) or the eager fp32 cross entropy (Megatron-LM, torchtitan); "
+        "RMSNorm as one kernel unless the row names an eager one (torchtitan's norm_type rmsnorm without "
+        "torch.compile: fp32 PyTorch ops); "
         "llm-foundry's trainer (Composer) also evaluates its two logged training metrics, LanguageCrossEntropy and "
         "LanguagePerplexity, each an eager cross entropy over the logits, after every microbatch's backward. "
         "GPT-family models (R1) have biases on every linear.",
@@ -314,6 +316,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         o.flash_attention_version = 2;
     if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
     o.fused_elementwise = o.fused_elementwise || contains(stated, "torch.compile");
+    // An eager RMSNorm only where the row names it (torchtitan's norm_type "rmsnorm"); compiled
+    // blocks fuse it. Unnamed: one kernel (Megatron, Transformer Engine, torch.compile, and the
+    // Triton fused_rmsnorm that torchtitan's April 2024 Llama 8B/13B configurations set).
+    o.eager_rmsnorm = !o.fused_elementwise && (contains(stated, "norm_type rmsnorm") || contains(stated, "eager RMSNorm"));
 
     // R13
     if (fw->fuses_grad_accumulation && date > 0 && date < fw->grad_accumulation_fusion_date) {

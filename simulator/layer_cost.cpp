@@ -130,8 +130,15 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double branch_b = 3.0 * Tr * h * E + mask + (eager && o.dropout ? 2.0 * Tr * h * E : 0.0);
     // Norm: forward reads x, writes y. Backward reads x and dy and writes dx; eager PyTorch reads x
     // and dy once more in a second kernel for the weight (and bias) gradient.
-    const double norm_f = 2.0 * Tr * h * E;
-    const double norm_b = (eager ? 5.0 : 4.0) * Tr * h * E;
+    // Eager RMSNorm (OverlapOptions::eager_rmsnorm) streams fp32 copies: forward casts up (E+4),
+    // pow (8), mean (4), scale (8), weight (8), cast down (4+E) bytes per element, 6 kernels; the
+    // backward casts the gradient up, forms the weight gradient (product and reduction) and the
+    // input gradient through the weight, the scale and its per-token reduction, pow's backward and
+    // the sum of the two input-gradient paths, and casts back: 2E + 80 bytes, 10 kernels.
+    const bool eager_rms = o.eager_rmsnorm && m.norm == Norm::rmsnorm;
+    const double norm_f = (eager_rms ? 32.0 + 2.0 * E : 2.0 * E) * Tr * h;
+    const double norm_b = (eager_rms ? 80.0 + 2.0 * E : (eager ? 5.0 : 4.0) * E) * Tr * h;
+    const int norm_f_kernels = eager_rms ? 6 : 1;
     // Activation: GeLU reads f and writes f; backward reads dy and x, writes dx. SwiGLU fused reads
     // gate and up (2f) and writes f, backward reads dy and both inputs, writes both gradients;
     // eager runs silu and the product as two ops each way.
@@ -146,6 +153,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // Bias gradients: a reduction over the tokens reads each biased output gradient once.
     const double bias_b = m.linear_bias ? T * ((q + 2 * kv) + h + f_up + h) * E : 0.0;
     const double k = eager ? 2.0 : 1.0;  // kernels per elementwise group
+    const double norm_b_kernels = eager_rms ? 10.0 : k;
     // The kernels' names in a calibrated profile's streaming table.
     const bool layernorm = m.norm == Norm::layernorm;
     const char* norm_fwd = layernorm ? "layernorm_forward" : "rmsnorm_forward";
@@ -154,7 +162,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const char* act_bwd = swiglu ? "swiglu_backward" : "gelu_backward";
 
     PassCost fwd;
-    b.memory(fwd, norm_f, 1, norm_fwd);                                 // norm 1
+    b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);                    // norm 1
     const double qkv_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, q + 2 * kv); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, qkv_f);
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
@@ -171,7 +179,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
-    b.memory(fwd, norm_f, 1, norm_fwd);                                 // norm 2
+    b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);                    // norm 2
     const double up_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, f_up); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, up_f);
     b.linear_forward(fwd, T, h, f_up);                                  // MLP up (and gate)
@@ -190,7 +198,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.memory(bwd, act_b, swiglu ? 2 * k : 1, act_bwd);                  // activation backward
     const double up_b = b.linear_backward(bwd, T, h, f_up);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, up_b);
-    b.memory(bwd, norm_b, k, norm_bwd);                                 // norm 2 backward
+    b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);                    // norm 2 backward
     const double proj_b = b.linear_backward(bwd, T, q, h);
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     PassCost attention_bwd;
@@ -206,7 +214,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
     const double qkv_b = b.linear_backward(bwd, T, h, q + 2 * kv);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, qkv_b);
-    b.memory(bwd, norm_b, k, norm_bwd);                                 // norm 1 backward
+    b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);                    // norm 1 backward
     if (bias_b > 0) b.memory(bwd, bias_b, 4);                           // bias gradients
     L.backward = bwd;
 
@@ -234,7 +242,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     PassBuilder hb = b;
     hb.fp8 = false;
     hb.sixteen_bit = true;
-    b.memory(head.forward, norm_f, 1, norm_fwd);                        // final norm
+    b.memory(head.forward, norm_f, norm_f_kernels, norm_fwd);           // final norm
     const double head_f = [&] { PassCost tmp; return hb.linear_forward(tmp, T, h, V); }();
     if (sp) b.tp_collective(head.forward, Collective::all_gather, act, head_f);
     hb.linear_forward(head.forward, T, h, V);
@@ -259,7 +267,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
                  "metric_cross_entropy");
     const double head_b = hb.linear_backward(head.backward, T, h, V);
     b.tp_collective(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b);
-    b.memory(head.backward, norm_b, k, norm_bwd);                       // final norm backward
+    b.memory(head.backward, norm_b, norm_b_kernels, norm_bwd);          // final norm backward
     return out;
 }
 

@@ -43,6 +43,11 @@ struct OverlapOptions {
     // weight-gradient reduction of a norm, accumulation of the input gradients of the Q/K/V
     // projections, rotary embedding computed in fp32 complex arithmetic).
     bool fused_elementwise = true;
+    // RMSNorm as PyTorch's eager ops (torch.nn.RMSNorm's composite, and the Llama reference's
+    // x.float() norm): the input cast to fp32, then pow, mean, rsqrt, the scale and the weight
+    // product each a kernel, and the cast back; autograd runs the backward op by op. false: one
+    // fused kernel each way (Megatron, Transformer Engine, Triton fused_rmsnorm, torch.compile).
+    bool eager_rmsnorm = false;
     // Loss. Fused: one classifier kernel reads the 16-bit logits and writes their gradient in
     // place (llm.c; Megatron's --cross-entropy-loss-fusion). Eager: the logits are cast to fp32 and
     // max, shift, exp, sum and normalise each stream the fp32 copy, the gradient is scaled in place

@@ -89,6 +89,7 @@ OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
     overlap.dropout = default_activation_options(m).dropout;
     overlap.fused_elementwise = o.fused_elementwise;
     overlap.fused_cross_entropy = o.fused_cross_entropy;
+    overlap.eager_rmsnorm = o.eager_rmsnorm;
     overlap.metric_cross_entropies = o.metric_cross_entropies;
     return overlap;
 }

@@ -57,6 +57,8 @@ struct SimulateOptions {
     // Elementwise kernels fused (Megatron's fused kernels, Transformer Engine, llm.c) or one per
     // eager PyTorch op (layer_cost.h, OverlapOptions).
     bool fused_elementwise = true;
+    // RMSNorm as eager PyTorch ops in fp32 (OverlapOptions::eager_rmsnorm) instead of one kernel.
+    bool eager_rmsnorm = false;
     // Loss as one fused classifier kernel (llm.c; Megatron --cross-entropy-loss-fusion), or the
     // eager fp32 cross entropy that Megatron and PyTorch run by default.
     bool fused_cross_entropy = false;

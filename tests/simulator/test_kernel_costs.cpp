@@ -160,6 +160,33 @@ TEST(KernelCosts, EagerRotaryAndSwigluRunInMorePasses) {
     EXPECT_NEAR(be.layer.backward.memory_bound_s - bf.layer.backward.memory_bound_s, backward / Bps, 1e-12);
 }
 
+TEST(KernelCosts, EagerRmsNormStreamsFp32CopiesOpByOp) {
+    // PyTorch's eager RMSNorm on bf16 input, per element: forward to(fp32) 2+4, pow 4+4, mean 4,
+    // x*rsqrt 4+4, *weight 4+4, cast back 4+2 = 36 bytes against the fused kernel's 2+2; backward
+    // cast up 2+4, dy*w 4+4, weight gradient (product 4+4+4, reduction 4), dy*rsqrt 4+4, rsqrt's
+    // gradient (product 4+4+4, reduction 4), pow backward 4+4+4, sum of both paths 4+4+4, cast
+    // back 4+2 = 84 against the eager kernel pair's 5 x 2. Two norms per layer; LayerNorm models
+    // are left alone.
+    ModelSpec m = gpt(2, 1024, 8, 32000);
+    m.norm = Norm::rmsnorm;
+    const Plan p = single_gpu(2, 2048);
+    const ComputeModel gpu = bench_gpu("dgx-a100");
+    const CommGroup g = single();
+    OverlapOptions eager, eager_norm;
+    eager.fused_elementwise = eager_norm.fused_elementwise = false;
+    eager_norm.eager_rmsnorm = true;
+    const auto be = block_models(m, p, gpu, g, g, eager);
+    const auto bn = block_models(m, p, gpu, g, g, eager_norm);
+    const double T = 2.0 * 2048, h = 1024;
+    const double Bps = 2039e9 * gpu.efficiency().memory_bandwidth_efficiency;
+    EXPECT_NEAR(bn.layer.forward.memory_bound_s - be.layer.forward.memory_bound_s, 2.0 * T * h * (36.0 - 4.0) / Bps, 1e-12);
+    EXPECT_NEAR(bn.layer.backward.memory_bound_s - be.layer.backward.memory_bound_s, 2.0 * T * h * (84.0 - 10.0) / Bps,
+                1e-12);
+    m.norm = Norm::layernorm;
+    EXPECT_DOUBLE_EQ(block_models(m, p, gpu, g, g, eager_norm).layer.forward.memory_bound_s,
+                     block_models(m, p, gpu, g, g, eager).layer.forward.memory_bound_s);
+}
+
 TEST(KernelCosts, Fp32CrossEntropyStreamsTheLogitsSeveralTimes) {
     // Per logit: fused 2 bytes forward (one read) and 4 backward (read, write in place); fp32
     // eager 2 + 36 forward (cast, max, shift, exp, sum, normalise) and 12 + 2 backward.
