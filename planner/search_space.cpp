@@ -69,6 +69,7 @@ SimulateOptions simulate_options_for(Framework f, Precision precision) {
         case Framework::torchtitan:
             o = stack_defaults(kTorchtitan, precision);
             o.zero2_layerwise_gather = true;  // fsdp_reshard_after_forward "never" for ZeRO-2
+            o.eager_rmsnorm = true;           // compile stays off: torch.nn.RMSNorm runs op by op
             break;
     }
     return o;
