@@ -41,11 +41,14 @@ std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, co
     k.push_back({"training", "mixed_precision_reduce", quoted("float32")});
     if (o.train_iters > 0) k.push_back({"training", "steps", std::to_string(o.train_iters)});
 
-    const bool fsdp = p.zero_stage >= 2;
+    // ZeRO 1 with pipeline stages is torchtitan's FSDP there: "default" keeps the gathered weights.
+    const bool pipelined_fsdp = p.zero_stage == 1 && p.pp > 1;
+    const bool fsdp = p.zero_stage >= 2 || pipelined_fsdp;
     k.push_back({"parallelism", "data_parallel_replicate_degree", std::to_string(fsdp ? 1 : p.dp)});
     k.push_back({"parallelism", "data_parallel_shard_degree", std::to_string(fsdp ? p.dp : 1)});
     if (fsdp || p.cp > 1)
-        k.push_back({"parallelism", "fsdp_reshard_after_forward", quoted(p.zero_stage == 3 ? "always" : "never")});
+        k.push_back({"parallelism", "fsdp_reshard_after_forward",
+                     quoted(pipelined_fsdp ? "default" : p.zero_stage == 3 ? "always" : "never")});
     k.push_back({"parallelism", "tensor_parallel_degree", std::to_string(p.tp)});
     k.push_back({"parallelism", "pipeline_parallel_degree", std::to_string(p.pp)});
     if (p.pp > 1) {
@@ -115,7 +118,10 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
     else if (p.num_microbatches() > 1)
         e.notes.push_back(fmt::format("gradient accumulation: global {} / (local {} x data-parallel {}) = {} steps",
                                       p.global_batch_size, p.microbatch_size, p.dp, p.num_microbatches()));
-    if (p.zero_stage == 1)
+    if (p.zero_stage == 1 && p.pp > 1)
+        e.notes.push_back("FSDP under pipelining: weights gathered once per step and kept (fsdp_reshard_after_forward "
+                          "\"default\"), gradients reduce-scattered after the last microbatch; simulated as ZeRO-1");
+    else if (p.zero_stage == 1)
         e.notes.push_back("ZeRO-1 has no torchtitan equivalent; use ZeRO 0 (DDP) or FSDP (plan with --emit torchtitan)");
     return e;
 }

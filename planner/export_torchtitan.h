@@ -4,7 +4,8 @@
 //     the form its releases accept on the command line over a base config file;
 //   - toml: the same keys as the TOML file of the v0.1.0 - v0.2.2 releases.
 // Mapping: ZeRO 0 -> data_parallel_replicate_degree = DP (DDP); ZeRO 2/3 -> data_parallel_shard_degree
-// = DP (FSDP) with fsdp_reshard_after_forward "never" / "always"; SP comes with TP; interleaving
+// = DP (FSDP) with fsdp_reshard_after_forward "never" / "always"; ZeRO 1 (only with PP, see
+// search_space.h) -> FSDP with "default", which keeps the gathered weights under PP; SP comes with TP; interleaving
 // -> Interleaved1F1B with pipeline_parallel_layers_per_stage = layers / (PP x V) and no stage
 // counted for the embedding or the output (first/last_stage_less_layers 0). Batches: with PP,
 // local_batch_size = microbatch x microbatches (one step, no accumulation), so torchtitan runs

@@ -61,10 +61,17 @@ Plan plan_of(const Group& g, const PlanRequest& req, int zero) {
 }
 
 // ZeRO stages to try, as a bit mask; they only differ when something shards them.
-int zero_mask(int dp, int cp, int pp, const SpaceLimits& l) {
+int zero_mask(int tp, int dp, int cp, int pp, const SpaceLimits& l) {
     int mask = 0;
-    for (int z : l.zero_stages)
-        if (!(l.zero_with_pipeline_max1 && pp > 1 && z > 1) && !(l.shards_over_cp && cp > 1 && z < 2)) mask |= 1 << z;
+    for (int z : l.zero_stages) {
+        // torchtitan: ZeRO 1 is what its FSDP does under pipelining, and only there.
+        const bool pipelined_fsdp = l.pipeline_fsdp_gathers_once && pp > 1;
+        if (l.pipeline_fsdp_gathers_once && pipelined_fsdp != (z == 1)) continue;
+        if (l.shards_over_cp && cp > 1 && z < 2 && !pipelined_fsdp) continue;
+        if (l.zero_with_pipeline_max1 && pp > 1 && z > 1) continue;
+        if (l.ddp_only_1d && z == 0 && dp > 1 && (tp > 1 || pp > 1 || cp > 1)) continue;
+        mask |= 1 << z;
+    }
     if (dp * cp == 1) return mask & 1 ? 1 : mask & -mask;  // unsharded: one stage stands for all
     return mask;
 }
@@ -108,7 +115,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                     const int dp = world / (tp * pp * cp);
                     const ParallelSizes sizes{tp, cp, dp, pp};
                     const auto& orders = placements(sizes);
-                    const int zeros = zero_mask(dp, cp, pp, limits);
+                    const int zeros = zero_mask(tp, dp, cp, pp, limits);
                     std::vector<int> sp_options{0, 1};
                     if (tp == 1 || limits.sequence_parallel == SpaceLimits::SequenceParallel::off) sp_options = {0};
                     else if (limits.sequence_parallel == SpaceLimits::SequenceParallel::with_tp) sp_options = {1};

@@ -44,9 +44,11 @@ SpaceLimits limits_for(Framework f) {
             l.placement = "tp-cp-dp-pp";
             break;
         case Framework::torchtitan:
-            l.zero_stages = {0, 2, 3};
+            l.zero_stages = {0, 1, 2, 3};  // 1 only with PP (pipeline_fsdp_gathers_once)
             l.uneven_pipeline = false;
             l.shards_over_cp = true;
+            l.ddp_only_1d = true;
+            l.pipeline_fsdp_gathers_once = true;
             l.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
             l.placement = "tp-cp-dp-pp";
             break;
@@ -70,6 +72,7 @@ SimulateOptions simulate_options_for(Framework f, Precision precision) {
             o = stack_defaults(kTorchtitan, precision);
             o.zero2_layerwise_gather = true;  // fsdp_reshard_after_forward "never" for ZeRO-2
             o.eager_rmsnorm = true;           // compile stays off: torch.nn.RMSNorm runs op by op
+            o.reduce_after_pipeline_flush = true;  // with PP: gradient sync only after the last microbatch
             break;
     }
     return o;

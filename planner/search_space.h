@@ -37,6 +37,9 @@ struct SpaceLimits {
     bool interleaving = true;
     bool uneven_pipeline = true;            // first/last stages may differ
     bool shards_over_cp = false;            // CP > 1 always shards parameters (torchtitan's FSDP mesh)
+    bool ddp_only_1d = false;               // ZeRO 0 with DP > 1 only when TP = PP = CP = 1 (torchtitan's DDP)
+    bool pipeline_fsdp_gathers_once = false;  // with PP > 1 sharding is FSDP that keeps the gathered weights
+                                              // and unsharded gradients through the step: ZeRO 1's accounting
     enum class SequenceParallel { search, off, with_tp } sequence_parallel = SequenceParallel::search;
     std::string placement;                  // empty: search placements; else the framework's fixed order
 };
@@ -47,7 +50,12 @@ struct SpaceLimits {
 // model-data-pipe = tp-dp-pp. torchtitan v0.2: ZeRO 0 (DDP, data_parallel_replicate_degree),
 // 2 or 3 (FSDP data_parallel_shard_degree without / with resharding after forward), SP always on
 // with TP, even pipeline stages (pipeline_parallel_layers_per_stage), mesh [pp, dp, cp, tp]; with
-// CP > 1 FSDP always shards over the CP ranks, so only ZeRO 2 or 3 there.
+// CP > 1 FSDP always shards over the CP ranks, so only ZeRO 2 or 3 there. Its DDP runs only as the
+// sole parallelism (parallelize.py: "DDP has not supported > 1D parallelism"). With PP > 1 its FSDP
+// does not reshard after forward (fsdp_reshard_after_forward "default") and PyTorch's pipeline
+// schedules sync gradients only after the last microbatch: weights gathered once per step, 16-bit
+// weights and gradients whole, fp32 state sharded, one reduce-scatter after the flush. The search
+// simulates that as ZeRO 1 reducing after the flush, and exports it as FSDP.
 SpaceLimits limits_for(Framework f);
 
 // The software stack the exported configuration runs, for the simulator, so the ranked step times

@@ -367,6 +367,18 @@ TEST(ExportTorchtitan, OverridesAndToml) {
     EXPECT_NE(toml.find("local_batch_size = 64"), std::string::npos);  // 512 / 8 per DP rank, 64 microbatches of 1
 }
 
+TEST(ExportTorchtitan, PipelinedZeroOneIsFsdpThatKeepsTheGatheredWeights) {
+    // torchtitan's FSDP under pipelining keeps the gathered weights (reshard_after_forward "default"
+    // is off with PP) and syncs gradients after the last microbatch: the planner's ZeRO 1 there.
+    const ModelSpec m = load_model("llama3-8b");
+    const std::string toml = export_torchtitan(m, winner(make_plan(2, 4, 8, 1, 1, 512, 8192, 1, 1)), load_cluster("dgx-h100"),
+                                               TorchtitanFormat::toml).text;
+    EXPECT_NE(toml.find("data_parallel_shard_degree = 8"), std::string::npos) << toml;
+    EXPECT_NE(toml.find("data_parallel_replicate_degree = 1"), std::string::npos) << toml;
+    EXPECT_NE(toml.find("fsdp_reshard_after_forward = \"default\""), std::string::npos) << toml;
+    EXPECT_TRUE(simulate_options_for(Framework::torchtitan, Precision::bf16).reduce_after_pipeline_flush);
+}
+
 TEST(Export, PlannerSimulatesTheStackTheConfigRuns) {
     const ModelSpec m = load_model("llama3-8b");
     // torchtitan: ZeRO-2 keeps the forward's gathered weights (reshard never), gradients are

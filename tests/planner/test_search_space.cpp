@@ -83,7 +83,9 @@ TEST(SearchSpace, FrameworkLimits) {
     EXPECT_EQ(limits_for(Framework::megatron).zero_stages, (std::vector<int>{0, 1}));
     EXPECT_FALSE(limits_for(Framework::deepspeed).interleaving);
     EXPECT_FALSE(limits_for(Framework::deepspeed).context_parallel);
-    EXPECT_EQ(limits_for(Framework::torchtitan).zero_stages, (std::vector<int>{0, 2, 3}));
+    const SpaceLimits tt = limits_for(Framework::torchtitan);
+    EXPECT_EQ(tt.zero_stages, (std::vector<int>{0, 1, 2, 3}));  // 1: its FSDP under pipelining
+    EXPECT_TRUE(tt.ddp_only_1d && tt.pipeline_fsdp_gathers_once);
     EXPECT_EQ(parse_framework("torchtitan"), Framework::torchtitan);
     EXPECT_THROW(parse_framework("jax"), InputError);
 }
