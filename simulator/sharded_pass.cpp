@@ -32,35 +32,37 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
         for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) add(**it);
     if (!sharded) return parts;
 
+    // Each block's gather and reduce-scatter, in pass order.
     const std::size_t n = work.size();
     const bool gathers = forward || gather_in_backward;
-    auto block = [&](std::size_t i) -> const BlockCost& { return forward ? *blocks[i] : *blocks[n - 1 - i]; };
-    auto gather_time = [&](std::size_t i) {
-        return gathers && i < n ? collective_time(Collective::all_gather, block(i).parameters * weight_bytes, *sharded) : 0.0;
-    };
-    auto scatter_time = [&](std::size_t i) {
-        return forward ? 0.0 : collective_time(Collective::reduce_scatter, block(i).parameters * grad_bytes, *sharded);
-    };
+    std::vector<double> gather(n + 1, 0.0), scatter(n, 0.0);  // gather[n] = 0: nothing after the last
+    for (std::size_t i = 0; i < n; ++i) {
+        const BlockCost& b = forward ? *blocks[i] : *blocks[n - 1 - i];
+        if (gathers) gather[i] = collective_time(Collective::all_gather, b.parameters * weight_bytes, *sharded);
+        if (!forward) scatter[i] = collective_time(Collective::reduce_scatter, b.parameters * grad_bytes, *sharded);
+    }
     // gathered[i]: when block i's weights are in place; the stream runs one collective at a time.
-    std::vector<double> gathered(n + 1, 0.0);
-    double comm_free = 0, compute_free = 0;
+    std::vector<double> gathered(n, 0.0);
+    double comm_free = gather[0], compute_free = 0;
+    gathered[0] = gather[0];
     const bool ahead = forward || prefetch;  // the next gather is issued before this block's scatter
-    if (gathers) gathered[0] = comm_free = gather_time(0);
     for (std::size_t i = 0; i < n; ++i) {
         const double start = std::max(compute_free, gathered[i]);
-        if (gathers && i + 1 < n && ahead) {
-            // Issued when this block starts (forward, and the backward's pre-hook).
-            const double s = std::max(comm_free, start);
-            gathered[i + 1] = comm_free = s + gather_time(i + 1);
+        if (ahead && i + 1 < n) {  // issued when this block starts (forward, and the backward's pre-hook)
+            comm_free = std::max(comm_free, start) + gather[i + 1];
+            gathered[i + 1] = comm_free;
         }
         // The collectives beside this block's compute take SMs and memory bandwidth from it.
-        const double beside = (ahead ? gather_time(i + 1) : 0.0) + scatter_time(i);
+        const double beside = (ahead ? gather[i + 1] : 0.0) + scatter[i];
         const double slowed = work[i] + interference * std::min(work[i], beside);
         parts.compute += slowed - work[i];
         work[i] = slowed;
         compute_free = start + slowed;
-        if (!forward) comm_free = std::max(comm_free, compute_free) + scatter_time(i);
-        if (gathers && i + 1 < n && !ahead) gathered[i + 1] = comm_free = comm_free + gather_time(i + 1);
+        if (!forward) comm_free = std::max(comm_free, compute_free) + scatter[i];
+        if (gathers && !ahead && i + 1 < n) {  // queued behind this block's reduce-scatter
+            comm_free += gather[i + 1];
+            gathered[i + 1] = comm_free;
+        }
     }
     double total_work = 0;
     for (double w : work) total_work += w;

@@ -81,3 +81,12 @@ TEST(ShardedPass, ForwardPrefetchesTheNextBlocksGather) {
     const ActionParts a = time_pass(pointers(b), true, &g, 2.0, 4.0, 0.0);
     EXPECT_NEAR(a.dp_comm, G, 1e-12);
 }
+
+TEST(ShardedPass, BackwardWithoutGathersLetsReduceScattersTrailTheCompute) {
+    // FSDP's SHARD_GRAD_OP: the weights are still gathered from the forward, so each block starts
+    // as soon as the previous one ends and only the last reduce-scatter is exposed.
+    const auto b = blocks(3, 10e-3);
+    const CommGroup g = pair_link();
+    const ActionParts a = time_pass(pointers(b), false, &g, 2.0, 4.0, 0.0, false, false);
+    EXPECT_NEAR(a.dp_comm, R, 1e-12);
+}
