@@ -30,7 +30,7 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
         for (const BlockCost* b : blocks) add(*b);
     else
         for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) add(**it);
-    if (!sharded) return parts;
+    if (!sharded || work.empty()) return parts;
 
     // Each block's gather and reduce-scatter, in pass order.
     const std::size_t n = work.size();
