@@ -74,11 +74,9 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     const char* preset = cluster_preset_for_gpu(gpu_type);
     if (!preset) throw input_error(origin, where + ".gpu_type", "an A100, H100 or H200 GPU", "\"" + gpu_type + "\"");
     ClusterSpec c = load_cluster(preset);
-    // The PCIe preset is the 80GB card; the 40GB one has HBM2 at 1555 GB/s (A100 PCIe datasheet).
-    if (std::string(preset) == "pcie-a100" && has(gpu_type, "40gb")) {
-        c.gpu.memory_GiB = 40;
-        c.gpu.memory_bandwidth_GBps = 1555;
-    }
+    // The PCIe preset is the 80GB card; the 40GB one (its size read below) has HBM2 at 1555 GB/s
+    // (A100 PCIe datasheet).
+    if (std::string(preset) == "pcie-a100" && has(gpu_type, "40gb")) c.gpu.memory_bandwidth_GBps = 1555;
     const GpuFigures stated = parse_gpu_figures(gpu_type);
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;

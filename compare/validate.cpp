@@ -258,9 +258,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         assume("ZeRO-1 (--overlap-param-gather needs the distributed optimizer)");
     } else p.zero_stage = 0;
     // With pipeline stages torchtitan's FSDP keeps the gathered weights and the unsharded gradients
-    // through the step: the memory and traffic of ZeRO-1 (R7: one reduce after the last microbatch).
-    const bool gathers_once = fw->pipeline_gathers_once && p.pp > 1 && p.zero_stage >= 2;
-    if (gathers_once) p.zero_stage = 1;
+    // through the step: the memory and traffic of ZeRO-1 (its stack reduces after the last microbatch).
+    if (fw->pipeline_gathers_once && p.pp > 1 && p.zero_stage >= 2) p.zero_stage = 1;
 
     // R4
     const std::string rc = text_of(row, "activation_recompute");
@@ -294,11 +293,6 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     o.overlap_param_gather = o.overlap_param_gather || contains(stated, "--overlap-param-gather") || p.zero_stage >= 3;
     o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
-    if (gathers_once) {
-        o.reduce_after_pipeline_flush = true;
-        o.overlap_param_gather = true;
-    }
-
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;
     if (contains(stated, "mode PURE")) o.grad_reduce_in_fp32 = false;

@@ -48,7 +48,7 @@ SpaceLimits limits_for(Framework f) {
             l.uneven_pipeline = false;
             l.shards_over_cp = true;
             l.ddp_only_1d = true;
-            l.pipeline_fsdp_gathers_once = true;
+            l.pipeline_fsdp_gathers_once = kTorchtitan.pipeline_gathers_once;
             l.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
             l.placement = "tp-cp-dp-pp";
             break;
@@ -72,7 +72,6 @@ SimulateOptions simulate_options_for(Framework f, Precision precision) {
             o = stack_defaults(kTorchtitan, precision);
             o.zero2_layerwise_gather = true;  // fsdp_reshard_after_forward "never" for ZeRO-2
             o.eager_rmsnorm = true;           // compile stays off: torch.nn.RMSNorm runs op by op
-            o.reduce_after_pipeline_flush = true;  // with PP: gradient sync only after the last microbatch
             break;
     }
     return o;

@@ -138,7 +138,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const bool eager_rms = o.eager_rmsnorm && m.norm == Norm::rmsnorm;
     const double norm_f = (eager_rms ? 32.0 + 2.0 * E : 2.0 * E) * Tr * h;
     const double norm_b = (eager_rms ? 80.0 + 2.0 * E : (eager ? 5.0 : 4.0) * E) * Tr * h;
-    const int norm_f_kernels = eager_rms ? 6 : 1;
+    const double norm_f_kernels = eager_rms ? 6.0 : 1.0;
     // Activation: GeLU reads f and writes f; backward reads dy and x, writes dx. SwiGLU fused reads
     // gate and up (2f) and writes f, backward reads dy and both inputs, writes both gradients;
     // eager runs silu and the product as two ops each way.

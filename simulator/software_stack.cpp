@@ -55,6 +55,7 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // gradients, one reduce-scatter after the last backward.
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
+                                .reduces_after_pipeline_flush = true,
                                 .half_forward_selective = true,
                                 .sequence_parallel_with_tp = true,
                                 .pipeline_gathers_once = true,
