@@ -95,9 +95,9 @@ void add_calibrate(CLI::App& app) {
     cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)");
     cmd->add_flag("--quick", args->quick, "a few seconds of measurement (tests; not a calibration)");
     cmd->add_option("--name", args->name, "the cluster's name (default cpu)");
-    cmd->add_option("--memory-GiB", args->memory_GiB, "memory per rank (default on cpu: the host's, shared by the ranks)")
+    cmd->add_option("--memory-GiB", args->memory_GiB, "memory per rank (default: the device's; on cpu the host's, shared by the ranks)")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--sm-count", args->sm_count, "parallel units per rank (default on cpu: 1 BLAS thread)")
+    cmd->add_option("--sm-count", args->sm_count, "parallel units per rank (default: the GPU's SMs; on cpu 1 BLAS thread)")
         ->check(CLI::Range(1, 1 << 16));
     cmd->callback([args] { calibrate_command(*args); });
 }

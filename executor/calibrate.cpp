@@ -1,5 +1,6 @@
 #include "executor/calibrate.h"
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -67,16 +68,20 @@ Calibration calibrate(const CalibrateOptions& o, Backend& backend, Communicator&
     c.quick = o.quick;
     if (o.memory_GiB > 0) {
         c.memory_GiB = o.memory_GiB;
+    } else if (backend.device_memory_bytes() > 0) {
+        c.memory_GiB = static_cast<double>(backend.device_memory_bytes()) / (1024.0 * 1024.0 * 1024.0);
     } else if (o.backend == "cpu") {
         // The ranks of this machine share its memory (calibrate runs on one machine).
         c.memory_GiB = host_memory_GiB() / world.size();
     }
     if (c.memory_GiB <= 0)
-        throw InputError(fmt::format("--memory-GiB: expected the memory of one {} device in GiB (the Backend "
-                                     "interface does not report it), got none",
+        throw InputError(fmt::format("--memory-GiB: expected the memory of one {} device in GiB (the backend "
+                                     "does not report it), got none",
                                      o.backend));
 
-    const KernelSweep kernels = o.quick ? KernelSweep::quick() : KernelSweep::standard();
+    const KernelSweep kernels = o.quick                 ? KernelSweep::quick()
+                                : o.backend == "cpu"    ? KernelSweep::standard()
+                                                        : KernelSweep::device();
     const CollectiveSweep collectives = o.quick ? CollectiveSweep::quick() : CollectiveSweep::standard();
     const bool cpu = o.backend == "cpu";
     const int total = kernel_measurement_count(kernels) + (cpu ? 2 : 0) +
@@ -103,7 +108,8 @@ Calibration calibrate(const CalibrateOptions& o, Backend& backend, Communicator&
     }
     average_over_ranks(c.kernels, world);
     c.collectives = measure_collectives(backend, world, collectives, before_each);
-    c.fit = fit_profile(c.kernels, c.collectives, o.sm_count > 0 ? o.sm_count : 1);
+    const int units = o.sm_count > 0 ? o.sm_count : std::max(1, backend.device_parallel_units());
+    c.fit = fit_profile(c.kernels, c.collectives, units);
     return c;
 }
 

@@ -215,6 +215,24 @@ KernelSweep KernelSweep::standard() {
     return s;
 }
 
+KernelSweep KernelSweep::device() {
+    // A GPU runs tiny kernels at its launch latency (a 256 x 128 x 128 GEMM reaches 1.5% of an
+    // H100's fp32 peak), which says nothing of a training step's: its shapes are these, the sizes
+    // of 1B to 70B models' layers, and the streaming arrays are larger than its L2 (50 MiB on H100).
+    KernelSweep s;
+    s.peak_sizes = {2048, 4096, 8192};
+    s.hidden = {512, 1024, 2048, 4096};
+    s.tokens = {2048, 8192};
+    s.attention_seq = {512, 2048, 4096};
+    s.attention_head_dim = {64, 128};
+    s.attention_batch_heads = 16;
+    s.stream_bytes = std::size_t(512) << 20;
+    s.timing = {0.1, 5, 100, 2e-3};
+    s.step_shapes = {{2048, 512}, {2048, 1024}, {8192, 1024}};
+    s.step_layouts = {"gpt", "llama"};
+    return s;
+}
+
 KernelSweep KernelSweep::quick() {
     KernelSweep s;
     s.peak_sizes = {256};

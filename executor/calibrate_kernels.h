@@ -34,7 +34,8 @@ struct KernelSweep {
     std::size_t stream_bytes = 0;  // per array of the bandwidth test
     double share_seconds = 1.0;    // each of the two windows of measure_cpu_share
     TimingBudget timing;
-    static KernelSweep standard();
+    static KernelSweep standard();  // a CPU core's sizes
+    static KernelSweep device();    // a GPU's: layer-sized GEMMs, arrays larger than its L2
     static KernelSweep quick();
 };
 

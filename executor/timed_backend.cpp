@@ -47,6 +47,9 @@ public:
         timed(fmt::format("fill_zero bytes={}", bytes), [&] { inner_->fill_zero(p, bytes); });
     }
     void synchronize() override { inner_->synchronize(); }
+    std::size_t device_memory_bytes() const override { return inner_->device_memory_bytes(); }
+    int device_parallel_units() const override { return inner_->device_parallel_units(); }
+    void* native_queue() override { return inner_->native_queue(); }
 
     void matmul_forward(float* out, const float* inp, const float* w, const float* bias, int N, int C,
                         int OC) override {

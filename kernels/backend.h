@@ -29,6 +29,13 @@ public:
     virtual void fill_zero(void* p, std::size_t bytes) = 0;
     virtual void synchronize() = 0;  // waits for queued work (a no-op on the CPU)
 
+    // ---- what the device reports (calibrate's defaults); 0 where the backend cannot say ----
+    virtual std::size_t device_memory_bytes() const { return 0; }  // the CPU's is the host's, shared
+    virtual int device_parallel_units() const { return 0; }         // SMs on a GPU
+    // The queue the kernels run on in call order (a cudaStream_t on CUDA, nullptr on the CPU), for
+    // a communicator that must order its work after theirs. A wrapping backend forwards its inner's.
+    virtual void* native_queue() { return nullptr; }
+
     // ---- linear layers (nn.Linear): out(N,OC) = inp(N,C) · weight(OC,C)^T + bias(OC) ----
     virtual void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,  // bias nullable
                                 int N, int C, int OC) = 0;

@@ -31,7 +31,10 @@ class CudaBackend final : public Backend {
     cuda::set_pool_retention();  // freed blocks stay in the pool between steps
     TESSEL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     gemm_ = std::make_unique<cuda::GemmContext>(o.allow_tf32);
-    device_name_ = cuda::device_info().name;
+    const cuda::DeviceInfo info = cuda::device_info();
+    device_name_ = info.name;
+    memory_bytes_ = info.memory_bytes;
+    sm_count_ = info.sm_count;
   }
   ~CudaBackend() override {
     gemm_.reset();
@@ -43,6 +46,9 @@ class CudaBackend final : public Backend {
 
   const char* name() const override { return "cuda"; }
   std::string device_name() const override { return device_name_; }
+  std::size_t device_memory_bytes() const override { return memory_bytes_; }
+  int device_parallel_units() const override { return sm_count_; }
+  void* native_queue() override { return stream_; }
 
   // ---- memory ----
   void* allocate(std::size_t bytes) override {
@@ -190,6 +196,8 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<cuda::GemmContext> gemm_;
   std::string device_name_;
+  std::size_t memory_bytes_ = 0;
+  int sm_count_ = 0;
 };
 
 }  // namespace
@@ -199,8 +207,10 @@ std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& options) {
 }
 
 cudaStream_t cuda_backend_stream(Backend& backend) {
-  auto* b = dynamic_cast<CudaBackend*>(&backend);
-  return b != nullptr ? b->stream() : nullptr;
+  // Through native_queue, so that a wrapping backend (the executor's kernel timer) still yields
+  // the CUDA backend's stream.
+  if (std::string(backend.name()) != "cuda") return nullptr;
+  return static_cast<cudaStream_t>(backend.native_queue());
 }
 
 }  // namespace tessel

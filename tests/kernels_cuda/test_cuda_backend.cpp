@@ -10,6 +10,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "executor/nccl_communicator.h"
+#include "executor/timed_backend.h"
 #include "tests/kernels_cuda/harness.h"
 
 using namespace tessel;
@@ -265,4 +266,41 @@ TEST(NcclCommunicator, GpuOneRank) {
   comm.reset();
   be->release(d, 64 * sizeof(float));
   be->release(full, 64 * sizeof(float));
+}
+
+// The executor's kernel timer wraps the backend (tessel run --kernel-times): NCCL must still find
+// the CUDA stream through it, and calibrate must still read the device's memory and SM count,
+// which it checks against the CUDA runtime's own report.
+TEST(NcclCommunicator, GpuThroughTheKernelTimer) {
+  TESSEL_REQUIRE_GPU();
+  KernelTimes times;
+  auto inner = make_cuda_backend();
+  cudaStream_t stream = cuda_backend_stream(*inner);
+  ASSERT_NE(stream, nullptr);
+  auto timed = make_timed_backend(std::move(inner), &times);
+  EXPECT_EQ(cuda_backend_stream(*timed), stream);
+  cudaDeviceProp p{};
+  int dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaGetDeviceProperties(&p, dev), cudaSuccess);
+  EXPECT_EQ(timed->device_memory_bytes(), p.totalGlobalMem);
+  EXPECT_EQ(timed->device_parallel_units(), p.multiProcessorCount);
+
+  auto comm = make_nccl_communicator(nccl_unique_id(), 1, 0, *timed);
+  const std::vector<float> h = rand_vec(32, 41);
+  float* d = static_cast<float*>(timed->allocate(32 * sizeof(float)));
+  timed->upload(d, h.data(), 32 * sizeof(float));
+  comm->all_reduce(d, 32, ReduceOp::sum);
+  std::vector<float> back(32);
+  timed->download(back.data(), d, 32 * sizeof(float));
+  EXPECT_EQ(back, h);
+  comm.reset();
+  timed->release(d, 32 * sizeof(float));
+}
+
+// Where no wrapper and no GPU is involved, the CPU backend says it has no queue to share.
+TEST(CudaBackend, CpuBackendHasNoCudaStream) {
+  auto cpu = make_cpu_backend(1);
+  EXPECT_EQ(cuda_backend_stream(*cpu), nullptr);
+  EXPECT_EQ(cpu->native_queue(), nullptr);
 }

@@ -1,0 +1,125 @@
+"""Times a PyTorch training step of a Llama-layout decoder on one GPU, for a side-by-side check of
+`tessel simulate` on the same model, batch and precision (scripts/measure-gpu.sh runs both).
+
+The model is written out here in plain PyTorch ops (no Hugging Face, no fused kernels beyond
+scaled_dot_product_attention), so what runs is what the simulator's eager-PyTorch options
+describe: fp32 parameters under bf16 autocast, SDPA (FlashAttention-2) causal attention, RMSNorm,
+RoPE and SwiGLU as separate eager ops, fp32 cross entropy, fused AdamW.
+
+Usage: python3 torch_train_step.py CONFIG.json --batch B --seq T [--steps N] [--compile] [--profile]
+Prints one JSON line: the median step time and tokens per second; with --profile, first the GPU
+kernels of one more step (torch.profiler), the most time first."""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+
+class Block(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h, f = c["hidden_size"], c["intermediate_size"]
+        self.nh, self.nkv = c["num_attention_heads"], c["num_key_value_heads"]
+        self.hd = h // self.nh
+        self.qkv = torch.nn.Linear(h, (self.nh + 2 * self.nkv) * self.hd, bias=False)
+        self.proj = torch.nn.Linear(h, h, bias=False)
+        self.gate_up = torch.nn.Linear(h, 2 * f, bias=False)
+        self.down = torch.nn.Linear(f, h, bias=False)
+        self.norm1 = torch.nn.RMSNorm(h, eps=c["rms_norm_eps"])
+        self.norm2 = torch.nn.RMSNorm(h, eps=c["rms_norm_eps"])
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(
+            [self.nh * self.hd, self.nkv * self.hd, self.nkv * self.hd], dim=-1)
+        q = rope(q.view(B, T, self.nh, self.hd), cos, sin).transpose(1, 2)
+        k = rope(k.view(B, T, self.nkv, self.hd), cos, sin).transpose(1, 2)
+        v = v.view(B, T, self.nkv, self.hd).transpose(1, 2)
+        if self.nkv != self.nh:  # GQA: each K/V head serves nh/nkv query heads
+            k = k.repeat_interleave(self.nh // self.nkv, dim=1)
+            v = v.repeat_interleave(self.nh // self.nkv, dim=1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(B, T, -1))
+        g, u = self.gate_up(self.norm2(x)).chunk(2, dim=-1)
+        return x + self.down(F.silu(g) * u)
+
+
+def rope(x, cos, sin):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed = torch.nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.blocks = torch.nn.ModuleList(Block(c) for _ in range(c["num_hidden_layers"]))
+        self.norm = torch.nn.RMSNorm(c["hidden_size"], eps=c["rms_norm_eps"])
+        self.head = torch.nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        if c.get("tie_word_embeddings"):
+            self.head.weight = self.embed.weight
+        self.theta = c["rope_theta"]
+        self.hd = c["hidden_size"] // c["num_attention_heads"]
+
+    def forward(self, tokens, targets):
+        T = tokens.shape[1]
+        inv = 1.0 / self.theta ** (torch.arange(0, self.hd, 2, device=tokens.device).float() / self.hd)
+        ang = torch.outer(torch.arange(T, device=tokens.device).float(), inv)[None, :, None, :]
+        cos, sin = ang.cos(), ang.sin()
+        x = self.embed(tokens)
+        for b in self.blocks:
+            x = b(x, cos, sin)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("config")
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--seq", type=int, required=True)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--compile", action="store_true")
+    p.add_argument("--profile", action="store_true")
+    a = p.parse_args()
+    c = json.load(open(a.config))
+    torch.manual_seed(0)
+    model = Decoder(c).cuda()
+    step_model = torch.compile(model) if a.compile else model
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    tokens = torch.randint(0, c["vocab_size"], (a.batch, a.seq + 1), device="cuda")
+    def train_step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = step_model(tokens[:, :-1], tokens[:, 1:])
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    times = []
+    for i in range(a.steps + 3):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        train_step()
+        torch.cuda.synchronize()
+        if i >= 3:  # warm-up: cuBLAS heuristics, allocator, compilation
+            times.append(time.perf_counter() - t0)
+    if a.profile:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            train_step()
+            torch.cuda.synchronize()
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=60, max_name_column_width=90))
+    step = statistics.median(times)
+    params = sum(q.numel() for q in model.parameters())
+    print(json.dumps({"config": a.config, "batch": a.batch, "seq": a.seq, "compile": a.compile,
+                      "params": params, "step_time_s": step, "tokens_per_s": a.batch * a.seq / step,
+                      "peak_memory_GiB": torch.cuda.max_memory_allocated() / 2**30,
+                      "reserved_GiB": torch.cuda.max_memory_reserved() / 2**30,
+                      "torch": torch.__version__, "device": torch.cuda.get_device_name()}))
+
+
+if __name__ == "__main__":
+    main()
