@@ -89,6 +89,10 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; the
   step torch-llama1b-b4-t2048-eager 240 "${TORCH[@]}" --batch 4 --seq 2048
   step torch-llama1b-b1-t8192-eager 240 "${TORCH[@]}" --batch 1 --seq 8192
   step torch-llama1b-b4-t2048-compile 300 "${TORCH[@]}" --batch 4 --seq 2048 --compile
+  step torch-llama1b-b4-t2048-eager-recompute 240 "${TORCH[@]}" --batch 4 --seq 2048 --recompute-full
+  TORCH3B=(python3 tools/gpu/torch_train_step.py tools/gpu/llama-3.2-3b.json --profile)
+  step torch-llama3b-b2-t4096-eager-recompute 240 "${TORCH3B[@]}" --batch 2 --seq 4096 --recompute-full
+  step torch-llama3b-b1-t4096-compile 300 "${TORCH3B[@]}" --batch 1 --seq 4096 --compile
 else
   echo "PyTorch with CUDA not found: no side-by-side step" >> "$OUT/steps.txt"
 fi

@@ -4,7 +4,8 @@ same model, batch and kernels, and prints a Markdown table.
 Each torch-*.txt of DIR ends with the JSON line of tools/gpu/torch_train_step.py. The simulator
 describes that step with its own options: eager PyTorch runs one kernel per elementwise op
 (--eager-elementwise; PyTorch 2.11's nn.RMSNorm is one fused kernel, so no --eager-rmsnorm), and
-torch.compile fuses them, the cross entropy included (--fused-cross-entropy). The cluster is the
+torch.compile fuses them, the cross entropy included (--fused-cross-entropy); a checkpointed run
+recomputes every block (--recompute full). The cluster is the
 built-in dgx-h100 preset (H100 SXM datasheet figures), not a calibration of the machine.
 
 Usage: python3 tools/gpu/compare_torch.py DIR [TESSEL]   (TESSEL default build/cli/tessel)"""
@@ -18,6 +19,8 @@ import tempfile
 
 def simulate(tessel, run, compiled):
     flags = ["--fused-cross-entropy"] if compiled else ["--eager-elementwise"]
+    if run.get("recompute_full"):
+        flags += ["--recompute", "full"]
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "sim.json")
         subprocess.run([tessel, "simulate", "--model", run["config"], "--cluster", "dgx-h100", "--gpus", "1",
@@ -30,9 +33,9 @@ def simulate(tessel, run, compiled):
 def main():
     folder = sys.argv[1]
     tessel = sys.argv[2] if len(sys.argv) > 2 else "build/cli/tessel"
-    print("| run | batch x seq | tessel options | measured step (s) | simulated step (s) | error "
+    print("| model | run | batch x seq | tessel options | measured step (s) | simulated step (s) | error "
           "| measured peak GiB (allocated) | simulated peak GiB |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for path in sorted(glob.glob(os.path.join(folder, "torch-*.txt"))):
         lines = [l for l in open(path) if l.startswith("{")]
         if not lines:
@@ -41,7 +44,8 @@ def main():
         sim, flags = simulate(tessel, run, run["compile"])
         err = sim["step_time_s"] / run["step_time_s"] - 1
         kind = "torch.compile" if run["compile"] else "eager"
-        print(f"| {kind} | {run['batch']} x {run['seq']} | `{' '.join(flags)}` | {run['step_time_s']:.4f} "
+        model = os.path.splitext(os.path.basename(run["config"]))[0]
+        print(f"| {model} | {kind} | {run['batch']} x {run['seq']} | `{' '.join(flags)}` | {run['step_time_s']:.4f} "
               f"| {sim['step_time_s']:.4f} | {100 * err:+.1f}% | {run['peak_memory_GiB']:.1f} "
               f"| {sim['memory_GiB']['peak']:.1f} |")
 

@@ -6,7 +6,11 @@ scaled_dot_product_attention), so what runs is what the simulator's eager-PyTorc
 describe: fp32 parameters under bf16 autocast, SDPA (FlashAttention-2) causal attention, RMSNorm,
 RoPE and SwiGLU as separate eager ops, fp32 cross entropy, fused AdamW.
 
+With --recompute-full every block runs under torch.utils.checkpoint (its forward again in the
+backward), as `tessel simulate --recompute full` describes.
+
 Usage: python3 torch_train_step.py CONFIG.json --batch B --seq T [--steps N] [--compile] [--profile]
+       [--recompute-full]
 Prints one JSON line: the median step time and tokens per second; with --profile, first the GPU
 kernels of one more step (torch.profiler), the most time first."""
 import argparse
@@ -16,6 +20,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 
 class Block(torch.nn.Module):
@@ -64,6 +69,8 @@ class Decoder(torch.nn.Module):
         self.theta = c["rope_theta"]
         self.hd = c["hidden_size"] // c["num_attention_heads"]
 
+    recompute_full = False
+
     def forward(self, tokens, targets):
         T = tokens.shape[1]
         inv = 1.0 / self.theta ** (torch.arange(0, self.hd, 2, device=tokens.device).float() / self.hd)
@@ -71,7 +78,10 @@ class Decoder(torch.nn.Module):
         cos, sin = ang.cos(), ang.sin()
         x = self.embed(tokens)
         for b in self.blocks:
-            x = b(x, cos, sin)
+            if self.recompute_full:
+                x = torch.utils.checkpoint.checkpoint(b, x, cos, sin, use_reentrant=False)
+            else:
+                x = b(x, cos, sin)
         logits = self.head(self.norm(x))
         return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
@@ -84,10 +94,12 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--compile", action="store_true")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--recompute-full", action="store_true")
     a = p.parse_args()
     c = json.load(open(a.config))
     torch.manual_seed(0)
     model = Decoder(c).cuda()
+    model.recompute_full = a.recompute_full
     step_model = torch.compile(model) if a.compile else model
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     tokens = torch.randint(0, c["vocab_size"], (a.batch, a.seq + 1), device="cuda")
@@ -114,7 +126,7 @@ def main():
         print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=60, max_name_column_width=90))
     step = statistics.median(times)
     params = sum(q.numel() for q in model.parameters())
-    print(json.dumps({"config": a.config, "batch": a.batch, "seq": a.seq, "compile": a.compile,
+    print(json.dumps({"config": a.config, "batch": a.batch, "seq": a.seq, "compile": a.compile, "recompute_full": a.recompute_full,
                       "params": params, "step_time_s": step, "tokens_per_s": a.batch * a.seq / step,
                       "peak_memory_GiB": torch.cuda.max_memory_allocated() / 2**30,
                       "reserved_GiB": torch.cuda.max_memory_reserved() / 2**30,
