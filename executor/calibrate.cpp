@@ -79,9 +79,7 @@ Calibration calibrate(const CalibrateOptions& o, Backend& backend, Communicator&
                                      "does not report it), got none",
                                      o.backend));
 
-    const KernelSweep kernels = o.quick                 ? KernelSweep::quick()
-                                : o.backend == "cpu"    ? KernelSweep::standard()
-                                                        : KernelSweep::device();
+    const KernelSweep kernels = KernelSweep::for_backend(o.backend, o.quick);
     const CollectiveSweep collectives = o.quick ? CollectiveSweep::quick() : CollectiveSweep::standard();
     const bool cpu = o.backend == "cpu";
     const int total = kernel_measurement_count(kernels) + (cpu ? 2 : 0) +

@@ -250,6 +250,11 @@ KernelSweep KernelSweep::quick() {
     return s;
 }
 
+KernelSweep KernelSweep::for_backend(const std::string& backend, bool quick) {
+    if (quick) return KernelSweep::quick();
+    return backend == "cpu" ? KernelSweep::standard() : KernelSweep::device();
+}
+
 int kernel_measurement_count(const KernelSweep& s) {
     const int shapes = int(s.hidden.size() * s.tokens.size());
     const int steps = int(s.step_shapes.size() * s.step_layouts.size());

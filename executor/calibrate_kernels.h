@@ -37,6 +37,8 @@ struct KernelSweep {
     static KernelSweep standard();  // a CPU core's sizes
     static KernelSweep device();    // a GPU's: layer-sized GEMMs, arrays larger than its L2
     static KernelSweep quick();
+    // What calibrate measures on a backend: the quick sweep, a CPU core's, or a GPU's.
+    static KernelSweep for_backend(const std::string& backend, bool quick);
 };
 
 // C (m x n) = A (m x k) B (k x n), as nn.Linear runs it (forward, or the weight gradient).

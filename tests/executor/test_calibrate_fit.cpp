@@ -3,9 +3,11 @@
 // from the model each fit documents, not taken from the fit itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "executor/calibrate_fit.h"
+#include "executor/calibrate_kernels.h"
 #include "simulator/collectives.h"
 #include "simulator/compute_cost.h"
 
@@ -193,4 +195,26 @@ TEST(CalibrateFit, AttentionRampMatchesTheSimulator) {
 }
 
 }  // namespace
+
+// calibrate measures a GPU at its own sizes: the CPU sweep's 256 x 128 GEMMs run at a GPU's launch
+// latency (1.5% of an H100's fp32 peak, reports/gpu/first-calibration), so the sweep follows the
+// backend, and --quick stays quick on every backend.
+TEST(CalibrateSweep, FollowsTheBackend) {
+    const KernelSweep cpu = KernelSweep::for_backend("cpu", false);
+    const KernelSweep gpu = KernelSweep::for_backend("cuda", false);
+    EXPECT_EQ(cpu.hidden, KernelSweep::standard().hidden);
+    EXPECT_EQ(gpu.hidden, KernelSweep::device().hidden);
+    EXPECT_EQ(KernelSweep::for_backend("cuda", true).hidden, KernelSweep::quick().hidden);
+    EXPECT_EQ(KernelSweep::for_backend("cpu", true).hidden, KernelSweep::quick().hidden);
+    // A GPU's streaming arrays must come from DRAM, not L2: at least twice an H100's or H200's
+    // 50 MiB (NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022).
+    EXPECT_GE(gpu.stream_bytes, std::size_t(2 * 50) << 20);
+    // Its GEMMs reach the shapes of a 7B model's layers (hidden 4096, 8192 tokens per microbatch)
+    // and its largest square GEMM is larger than any of the CPU's.
+    EXPECT_GE(*std::max_element(gpu.hidden.begin(), gpu.hidden.end()), 4096);
+    EXPECT_GE(*std::max_element(gpu.tokens.begin(), gpu.tokens.end()), 8192);
+    EXPECT_GT(*std::max_element(gpu.peak_sizes.begin(), gpu.peak_sizes.end()),
+              *std::max_element(cpu.peak_sizes.begin(), cpu.peak_sizes.end()));
+}
+
 }  // namespace tessel
