@@ -6,7 +6,8 @@ scaled_dot_product_attention), so what runs is what the simulator's eager-PyTorc
 describe: fp32 parameters under bf16 autocast, SDPA (FlashAttention-2) causal attention, RMSNorm,
 RoPE and SwiGLU as separate eager ops, fp32 cross entropy, fused AdamW.
 
-With --recompute-full every block runs under torch.utils.checkpoint (its forward again in the
+With --ballast-GiB the same step runs with that much less free memory (the caching allocator's
+behaviour near the limit: it frees its cache and retries, num_alloc_retries). With --recompute-full every block runs under torch.utils.checkpoint (its forward again in the
 backward), as `tessel simulate --recompute full` describes.
 
 Usage: python3 torch_train_step.py CONFIG.json --batch B --seq T [--steps N] [--compile] [--profile]
@@ -95,9 +96,12 @@ def main():
     p.add_argument("--compile", action="store_true")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--recompute-full", action="store_true")
+    p.add_argument("--ballast-GiB", type=float, default=0.0,
+                   help="hold this much GPU memory aside first (the same step with less room)")
     a = p.parse_args()
     c = json.load(open(a.config))
     torch.manual_seed(0)
+    ballast = torch.empty(int(a.ballast_GiB * 2**30), dtype=torch.uint8, device="cuda") if a.ballast_GiB else None
     model = Decoder(c).cuda()
     model.recompute_full = a.recompute_full
     step_model = torch.compile(model) if a.compile else model
@@ -127,6 +131,9 @@ def main():
     step = statistics.median(times)
     params = sum(q.numel() for q in model.parameters())
     print(json.dumps({"config": a.config, "batch": a.batch, "seq": a.seq, "compile": a.compile, "recompute_full": a.recompute_full,
+                      "ballast_GiB": a.ballast_GiB,
+                      "alloc_retries": torch.cuda.memory_stats().get("num_alloc_retries", 0),
+                      "step_times_s": times,
                       "params": params, "step_time_s": step, "tokens_per_s": a.batch * a.seq / step,
                       "peak_memory_GiB": torch.cuda.max_memory_allocated() / 2**30,
                       "reserved_GiB": torch.cuda.max_memory_reserved() / 2**30,
