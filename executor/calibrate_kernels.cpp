@@ -223,9 +223,12 @@ KernelSweep KernelSweep::device() {
     s.peak_sizes = {2048, 4096, 8192};
     s.hidden = {512, 1024, 2048, 4096};
     s.tokens = {2048, 8192};
-    s.attention_seq = {512, 2048, 4096};
+    // Attention with the GPU full, as a step's batch x heads fills it: the profile's attention
+    // table is looked up by sequence and head dim alone, so a shape measured on a part of the SMs
+    // (16 x 4 query blocks of 512 tokens on 132) would stand for every batch at that length.
+    s.attention_seq = {512, 1024, 2048, 4096};
     s.attention_head_dim = {64, 128};
-    s.attention_batch_heads = 16;
+    s.attention_batch_heads = 64;
     s.stream_bytes = std::size_t(512) << 20;
     s.timing = {0.1, 5, 100, 2e-3};
     s.step_shapes = {{2048, 512}, {2048, 1024}, {8192, 1024}};

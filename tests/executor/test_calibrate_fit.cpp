@@ -215,6 +215,11 @@ TEST(CalibrateSweep, FollowsTheBackend) {
     EXPECT_GE(*std::max_element(gpu.tokens.begin(), gpu.tokens.end()), 8192);
     EXPECT_GT(*std::max_element(gpu.peak_sizes.begin(), gpu.peak_sizes.end()),
               *std::max_element(cpu.peak_sizes.begin(), cpu.peak_sizes.end()));
+    // Its attention shapes fill an H100's 132 SMs (datasheet) with query blocks of 128 tokens, the
+    // simulator's block, at the shortest length measured: the attention table is looked up by
+    // length alone, whatever the batch.
+    const int shortest = *std::min_element(gpu.attention_seq.begin(), gpu.attention_seq.end());
+    EXPECT_GE(gpu.attention_batch_heads * (shortest / 128), 132);
 }
 
 }  // namespace tessel
