@@ -203,11 +203,15 @@ double simulator_attention_forward_flops(double batch_heads, double seq, double 
     return 4.0 * batch_heads * seq * seq * head_dim * (nb + 1.0) / (2.0 * nb);
 }
 
-double simulator_attention_ramp(double batch_heads, double seq, double head_dim, int sm_count) {
-    const double dim = (head_dim / (head_dim + kAttentionHeadDimHalf)) / (128.0 / (128.0 + kAttentionHeadDimHalf));
+double simulator_attention_wave_fill(double batch_heads, double seq, int sm_count) {
     const double sms = std::max(1, sm_count);
     const double blocks = batch_heads * std::ceil(seq / kAttentionBlock);
-    const double fill = blocks / (std::ceil(blocks / sms) * sms);
+    return blocks / (std::ceil(blocks / sms) * sms);
+}
+
+double simulator_attention_ramp(double batch_heads, double seq, double head_dim, int sm_count) {
+    const double dim = (head_dim / (head_dim + kAttentionHeadDimHalf)) / (128.0 / (128.0 + kAttentionHeadDimHalf));
+    const double fill = simulator_attention_wave_fill(batch_heads, seq, sm_count);
     const double nb = std::max(1.0, std::ceil(seq / kAttentionBlock));
     const double iterations = (nb + 1.0) / 2.0;
     return std::min(1.0, dim) * fill * iterations / (iterations + kFlash2BlockOverhead);
@@ -250,10 +254,11 @@ FittedProfile fit_profile(const KernelMeasurements& k, const std::vector<Collect
                     {g.m, g.n, g.k, std::min(1.0, g.flops() / work_seconds(g.seconds, k.launch_s) / f.peak_flops)});
         for (const auto& a : k.attention) {
             const double flops = simulator_attention_forward_flops(a.batch_heads, a.seq, a.head_dim);
+            // With the GPU full: the sample's idle SMs are its own shape's, not every batch's.
+            const double full = f.peak_flops * simulator_attention_wave_fill(a.batch_heads, a.seq, f.sm_count);
             f.attention_table.push_back(
-                {a.seq, a.head_dim,
-                 std::min(1.0, flops / work_seconds(a.forward_seconds, k.launch_s) / f.peak_flops),
-                 std::min(1.0, 2.5 * flops / work_seconds(a.backward_seconds, 2 * k.launch_s) / f.peak_flops)});
+                {a.seq, a.head_dim, std::min(1.0, flops / work_seconds(a.forward_seconds, k.launch_s) / full),
+                 std::min(1.0, 2.5 * flops / work_seconds(a.backward_seconds, 2 * k.launch_s) / full)});
         }
     }
     return f;

@@ -80,8 +80,12 @@ FittedProfile fit_profile(const KernelMeasurements& k, const std::vector<Collect
 // The simulator's ramp of a fused causal attention kernel below its long-sequence efficiency, at
 // one shape: head-dim ramp x wave fill x sequence ramp (compute_cost.cpp,
 // ComputeModel::attention_efficiency, FlashAttention-2 class). Mirrored here because calibrate
-// may not call the simulator; tests/executor/test_calibrate.cpp checks both agree.
+// may not call the simulator; tests/executor/test_calibrate_fit.cpp checks both agree.
 double simulator_attention_ramp(double batch_heads, double seq, double head_dim, int sm_count);
+// Its wave fill alone: the share of the SMs' time a grid of batch_heads x ceil(seq / 128) query
+// blocks keeps busy. The attention table holds efficiencies with the GPU full (each measured one
+// divided by its fill); the simulator multiplies in the fill of the shape it costs.
+double simulator_attention_wave_fill(double batch_heads, double seq, int sm_count);
 // FLOPs the simulator counts for a causal fused attention forward (blocks on and below the diagonal).
 double simulator_attention_forward_flops(double batch_heads, double seq, double head_dim);
 

@@ -105,19 +105,23 @@ double ComputeModel::gemm_time(const GemmShape& g) const {
     return std::max(compute, bytes / memory_Bps_) + eff_.kernel_launch_s;
 }
 
+double attention_wave_fill(double batch_heads, double seq_q, double sm_count) {
+    const double sms = std::max(1.0, sm_count);
+    const double blocks = batch_heads * std::ceil(seq_q / kAttentionBlock);
+    return blocks / (std::ceil(blocks / sms) * sms);
+}
+
 double ComputeModel::attention_efficiency(const AttentionShape& a, bool forward) const {
-    if (!eff_.attention_table.empty())  // measured, the machine's own kernel at these shapes
-        return table_attention_efficiency(eff_.attention_table, a.seq_kv, a.head_dim, forward);
+    // Wave quantization over (batch x heads x query blocks) thread blocks.
+    const double fill = attention_wave_fill(a.batch_heads, a.seq_q, eff_.sm_count);
+    if (!eff_.attention_table.empty())  // measured, the machine's own kernel at these lengths, GPU full
+        return table_attention_efficiency(eff_.attention_table, a.seq_kv, a.head_dim, forward) * fill;
     const bool v1 = a.kernel == AttentionKernel::flash1;
     double base = v1 ? std::min(1.0, eff_.attention_v1_efficiency * eff_.attention_v1_scale)
                      : (forward ? eff_.attention_forward_efficiency : eff_.attention_backward_efficiency);
     // Head-dim ramp, normalised to head dim 128 (FlashAttention-2 class only).
     const double d = a.head_dim;
     const double dim = v1 ? 1.0 : (d / (d + kAttentionHeadDimHalf)) / (128.0 / (128.0 + kAttentionHeadDimHalf));
-    // Wave quantization over (batch x heads x query blocks) thread blocks.
-    const double sms = eff_.sm_count;
-    const double blocks = a.batch_heads * std::ceil(a.seq_q / kAttentionBlock);
-    const double fill = blocks / (std::ceil(blocks / sms) * sms);
     // Sequence ramp: key-block iterations per query block against that plus the block's fixed
     // cost. The efficiencies are long-sequence limits, so the ramp tends to 1.
     const double nb = std::max(1.0, std::ceil(a.seq_kv / kAttentionBlock));

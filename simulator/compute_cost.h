@@ -46,6 +46,10 @@ struct AttentionShape {
     double backward_flops() const;
 };
 
+// Share of the SMs' time a fused attention grid of batch_heads x ceil(seq_q / 128) query blocks
+// keeps busy: the idle part of its last wave is lost.
+double attention_wave_fill(double batch_heads, double seq_q, double sm_count);
+
 class ComputeModel {
 public:
     ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Precision precision);
@@ -60,6 +64,8 @@ public:
     // times the head-dim ramp, the wave fill, and the sequence ramp — each query block's thread
     // block pays a fixed prologue/epilogue worth a number of key-block iterations, which a short
     // sequence amortizes over few iterations (see compute_cost.cpp).
+    // With a measured attention table (calibrate), the table's efficiency at this length and head
+    // dim, which it holds for a full GPU, times this shape's wave fill.
     double attention_efficiency(const AttentionShape& a, bool forward) const;
     // A bandwidth-bound kernel (norms, activations, residual adds, softmax, optimizer); `kernel`
     // names it for the profile's streaming table ("layernorm_forward", "adamw", ...), which,

@@ -32,7 +32,9 @@
 // GEMM's rate depends on whether its operands stay in cache and attention runs as blocked BLAS
 // calls whose rate falls with the sequence. Present, a table replaces the shape model (tiles,
 // waves, K ramp; the attention ramps): a shape's efficiency is interpolated between the measured
-// ones (table_gemm_efficiency, table_attention_efficiency). The collective table is nccl-tests'
+// ones (table_gemm_efficiency, table_attention_efficiency). The attention table is keyed by length
+// and head dim alone and holds the rate with the GPU full; the wave fill of the batch x heads
+// being costed multiplies it (calibrate divides each sample's own fill out). The collective table is nccl-tests'
 // bus bandwidth per collective and message size S, measured between the ranks of one node: groups
 // inside a node take their collective's time from it (bus factor x S / busbw, interpolated in
 // log S), in place of the link's alpha-beta model, which holds only for algorithms that share

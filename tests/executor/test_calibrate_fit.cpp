@@ -194,10 +194,54 @@ TEST(CalibrateFit, AttentionRampMatchesTheSimulator) {
     }
 }
 
+// A GPU timed on too few batch x heads leaves SMs idle; the table must hold the rate with the GPU
+// full, and the simulator must apply each costed shape's own fill. The fill is written out by
+// hand: a grid of bh x ceil(seq / 128) query blocks runs in ceil(blocks / SMs) waves.
+TEST(CalibrateFit, AttentionTableHoldsTheFullGpuRate) {
+    const int sms = 132;
+    auto fill = [&](double bh, double seq) {
+        const double blocks = bh * std::ceil(seq / 128.0);
+        return blocks / (std::ceil(blocks / sms) * sms);
+    };
+    KernelMeasurements k;
+    k.peak_flops = kPeak;
+    for (int seq : {512, 2048}) {
+        AttentionSample a{4, seq, 64, 0, 0};  // 16 or 64 query blocks on 132 SMs
+        const double flops = simulator_attention_forward_flops(4, seq, 64);
+        a.forward_seconds = flops / (kPeak * 0.5 * fill(4, seq));
+        a.backward_seconds = 2.5 * flops / (kPeak * 0.4 * fill(4, seq));
+        k.attention.push_back(a);
+    }
+    const FittedProfile f = fit_profile(k, {}, sms);
+    ASSERT_EQ(f.attention_table.size(), 2u);
+    for (const auto& row : f.attention_table) {
+        EXPECT_NEAR(row.forward_efficiency, 0.5, 1e-9) << row.seq;
+        EXPECT_NEAR(row.backward_efficiency, 0.4, 1e-9) << row.seq;
+    }
+
+    GpuSpec gpu;
+    gpu.name = "test";
+    gpu.memory_GiB = 1;
+    gpu.memory_bandwidth_GBps = 1e6;
+    gpu.peak_tflops[Precision::bf16] = 1;
+    HardwareEfficiency eff;
+    eff.sm_count = sms;
+    eff.attention_table = {{2048, 64, 0.5, 0.4}};
+    const ComputeModel model(gpu, eff, Precision::bf16);
+    for (double bh : {1.0, 4.0, 16.0, 96.0}) {
+        AttentionShape a;
+        a.batch_heads = bh;
+        a.seq_q = a.seq_kv = 2048;
+        a.head_dim = 64;
+        EXPECT_NEAR(model.attention_efficiency(a, true), 0.5 * fill(bh, 2048), 1e-12) << bh;
+        EXPECT_NEAR(model.attention_efficiency(a, false), 0.4 * fill(bh, 2048), 1e-12) << bh;
+    }
+}
+
 }  // namespace
 
 // calibrate measures a GPU at its own sizes: the CPU sweep's 256 x 128 GEMMs run at a GPU's launch
-// latency (1.5% of an H100's fp32 peak, reports/gpu/first-calibration), so the sweep follows the
+// latency (1.5% of an H100's fp32 peak, reports/gpu/calibration-history/1-cpu-sizes), so the sweep follows the
 // backend, and --quick stays quick on every backend.
 TEST(CalibrateSweep, FollowsTheBackend) {
     const KernelSweep cpu = KernelSweep::for_backend("cpu", false);
