@@ -7,7 +7,8 @@
 #   calibrate.txt, cluster.json, calibrate-raw.json   tessel calibrate --backend cuda (one rank)
 #   <layout>.{simulated,measured,compare}.{txt,json}  simulate on that calibration, run for real, compare
 #   mpi2-<layout>.measured.txt two ranks sharing the GPU (collectives staged through the host)
-#   torch-*.txt                a PyTorch training step of Llama 3.2 1B (tools/gpu/torch_train_step.py)
+#   torch-*.txt                PyTorch training steps of Llama 3.2 1B and 3B (tools/gpu/torch_train_step.py)
+#   allocator-headroom/        the same step with GPU memory held aside (--ballast-GiB)
 #   racecheck-*.txt, memcheck-*.txt  compute-sanitizer on the kernels
 # Every step has its own time limit and a failing step does not stop the others; steps.txt lists
 # each step's exit code and seconds.
@@ -93,6 +94,13 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; the
   TORCH3B=(python3 tools/gpu/torch_train_step.py tools/gpu/llama-3.2-3b.json --profile)
   step torch-llama3b-b2-t4096-eager-recompute 240 "${TORCH3B[@]}" --batch 2 --seq 4096 --recompute-full
   step torch-llama3b-b1-t4096-compile 300 "${TORCH3B[@]}" --batch 1 --seq 4096 --compile
+  # The same step with less free memory: does it slow down near the limit? (On an 80 GB H100 its
+  # 41 GiB peak comes within 1.5 GiB of the limit at 36 GiB held aside, and fails at 37.)
+  mkdir -p "$OUT/allocator-headroom"
+  for b in 0 34 36 37 37.5 38; do
+    step "allocator-headroom/torch-ballast-$b" 120 python3 tools/gpu/torch_train_step.py tools/gpu/llama-3.2-1b.json \
+      --batch 4 --seq 2048 --ballast-GiB "$b"
+  done
 else
   echo "PyTorch with CUDA not found: no side-by-side step" >> "$OUT/steps.txt"
 fi
