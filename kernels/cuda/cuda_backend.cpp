@@ -42,8 +42,6 @@ class CudaBackend final : public Backend {
     (void)cudaStreamDestroy(stream_);
   }
 
-  cudaStream_t stream() const { return stream_; }
-
   const char* name() const override { return "cuda"; }
   std::string device_name() const override { return device_name_; }
   std::size_t device_memory_bytes() const override { return memory_bytes_; }
