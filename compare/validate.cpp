@@ -293,6 +293,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     o.overlap_param_gather = o.overlap_param_gather || contains(stated, "--overlap-param-gather") || p.zero_stage >= 3;
     o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
+
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;
     if (contains(stated, "mode PURE")) o.grad_reduce_in_fp32 = false;

@@ -63,9 +63,9 @@ Plan plan_of(const Group& g, const PlanRequest& req, int zero) {
 // ZeRO stages to try, as a bit mask; they only differ when something shards them.
 int zero_mask(int tp, int dp, int cp, int pp, const SpaceLimits& l) {
     int mask = 0;
+    // torchtitan: ZeRO 1 is what its FSDP does under pipelining, and only there.
+    const bool pipelined_fsdp = l.pipeline_fsdp_gathers_once && pp > 1;
     for (int z : l.zero_stages) {
-        // torchtitan: ZeRO 1 is what its FSDP does under pipelining, and only there.
-        const bool pipelined_fsdp = l.pipeline_fsdp_gathers_once && pp > 1;
         if (l.pipeline_fsdp_gathers_once && pipelined_fsdp != (z == 1)) continue;
         if (l.shards_over_cp && cp > 1 && z < 2 && !pipelined_fsdp) continue;
         if (l.zero_with_pipeline_max1 && pp > 1 && z > 1) continue;

@@ -71,10 +71,10 @@ SimulateOptions simulate_options_for(Framework f, Precision precision) {
         case Framework::torchtitan:
             o = stack_defaults(kTorchtitan, precision);
             o.zero2_layerwise_gather = true;  // fsdp_reshard_after_forward "never" for ZeRO-2
-            // Compile stays off, but the PyTorch torchtitan needs today runs torch.nn.RMSNorm as one
-            // fused kernel each way in eager (aten::_fused_rms_norm, pytorch/pytorch#153666, 2025;
-            // measured on PyTorch 2.11, reports/gpu/summary.md), not as the composite ops of 2024.
-            o.eager_rmsnorm = false;
+            // No eager_rmsnorm although compile stays off: the PyTorch torchtitan needs today runs
+            // torch.nn.RMSNorm as one fused kernel each way in eager (aten::_fused_rms_norm,
+            // pytorch/pytorch#153666, 2025; measured on PyTorch 2.11, reports/gpu/summary.md), not
+            // as the composite ops of 2024.
             break;
     }
     return o;
