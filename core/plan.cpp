@@ -110,6 +110,14 @@ std::vector<int> layers_per_chunk(int num_layers, int pp, int v) {
     return out;
 }
 
+bool pipeline_split_supported(int num_layers, int pp, int v) {
+    if (pp < 1 || v < 1 || pp * v > num_layers) return false;
+    const auto layers = layers_per_chunk(num_layers, pp, v);
+    for (std::size_t c = 2; c + 1 < layers.size(); ++c)
+        if (layers[c] != layers[1]) return false;
+    return true;
+}
+
 void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std::string& file) {
     if (world_size > 0 && p.world_size() != world_size)
         throw input_error(file, "tp,pp,dp,cp",
@@ -126,9 +134,11 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
     if (p.pp * p.virtual_stages > m.num_layers)
         throw input_error(file, "pp", fmt::format("pp*virtual_stages at most the model's {} layers", m.num_layers),
                           fmt::format("{}*{}", p.pp, p.virtual_stages));
-    if (p.virtual_stages > 1 && m.num_layers % (p.pp * p.virtual_stages) != 0)
+    if (p.virtual_stages > 1 && !pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages))
         throw input_error(file, "virtual_stages",
-                          fmt::format("a count with pp*virtual_stages dividing the {} layers", m.num_layers),
+                          fmt::format("a count that splits the {} layers into pp*virtual_stages equal chunks, or equal "
+                                      "but for a shorter first and last chunk",
+                                      m.num_layers),
                           std::to_string(p.virtual_stages));
     if (p.virtual_stages > 1 && p.pp < 2)
         throw input_error(file, "virtual_stages", "1 unless pp > 1 (interleaving needs a pipeline)", std::to_string(p.virtual_stages));

@@ -36,6 +36,12 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
 // Layers on each model chunk, first chunk first (len pp * virtual_stages); uneven splits give the
 // extra layers to the middle stages, which the first (embedding) and last (LM head) stages spare.
 std::vector<int> layers_per_chunk(int num_layers, int pp, int virtual_stages);
+// Whether layers_per_chunk's split is one the frameworks can express: every chunk equal but the
+// first (which also holds the embedding) and the last (the LM head), which may hold fewer. That is
+// Megatron's --decoder-first/last-pipeline-num-layers without interleaving, its
+// --pipeline-model-parallel-layout with it, and torchtitan's pipeline_parallel_layers_per_stage
+// with first/last_stage_less_layers; Llama 3 405B trained its 126 layers on 16 stages that way.
+bool pipeline_split_supported(int num_layers, int pp, int virtual_stages);
 
 Recompute parse_recompute(const std::string& s);
 Schedule parse_schedule(const std::string& s);

@@ -16,7 +16,22 @@ std::string array(const char* name, const std::vector<std::string>& lines) {
         if (!l.empty()) s += "  " + l + "\n";
     return s + ")\n";
 }
+
+std::string layers(int n) { return n == 0 ? "" : n == 1 ? "t" : fmt::format("t*{}", n); }
 }  // namespace
+
+std::string megatron_pipeline_layout(const std::vector<int>& chunks) {
+    if (chunks.empty()) return "EL";
+    if (chunks.size() == 1) return fmt::format("E{}L", layers(chunks[0]));
+    std::string s = fmt::format("E{}|", layers(chunks.front()));
+    for (std::size_t c = 1; c + 1 < chunks.size();) {
+        std::size_t run = 1;
+        while (c + run + 1 < chunks.size() && chunks[c + run] == chunks[c]) ++run;
+        s += run == 1 ? fmt::format("{}|", layers(chunks[c])) : fmt::format("({}|)*{}", layers(chunks[c]), run);
+        c += run;
+    }
+    return fmt::format("{},{}L", s, layers(chunks.back()));
+}
 
 Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const ClusterSpec& c, const ExportOptions& o) {
     const Plan& p = w.plan;
@@ -53,8 +68,11 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     std::vector<std::string> parallel;
     parallel.push_back(fmt::format("--tensor-model-parallel-size {}{}", p.tp, p.sequence_parallel ? " --sequence-parallel" : ""));
     std::string pipe = fmt::format("--pipeline-model-parallel-size {}", p.pp);
-    if (p.virtual_stages > 1) {
+    if (p.virtual_stages > 1 && m.num_layers % (p.pp * p.virtual_stages) == 0) {
         pipe += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", m.num_layers / (p.pp * p.virtual_stages));
+    } else if (p.virtual_stages > 1) {
+        pipe += fmt::format(" --pipeline-model-parallel-layout \"{}\"",
+                            megatron_pipeline_layout(layers_per_chunk(m.num_layers, p.pp, p.virtual_stages)));
     } else if (p.pp > 1 && m.num_layers % p.pp != 0) {
         const auto layers = layers_per_chunk(m.num_layers, p.pp, 1);
         const int middle = p.pp > 2 ? layers[1] : -1;

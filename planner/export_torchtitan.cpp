@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/plan.h"
 
 namespace tessel {
 
@@ -54,10 +55,14 @@ std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, co
     if (p.pp > 1) {
         k.push_back({"parallelism", "pipeline_parallel_schedule", quoted(p.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B")});
         k.push_back({"parallelism", "pipeline_parallel_microbatch_size", std::to_string(p.microbatch_size)});
-        k.push_back({"parallelism", "pipeline_parallel_layers_per_stage",
-                     std::to_string(m.num_layers / (p.pp * p.virtual_stages))});
-        k.push_back({"parallelism", "pipeline_parallel_first_stage_less_layers", "0"});
-        k.push_back({"parallelism", "pipeline_parallel_last_stage_less_layers", "0"});
+        // torchtitan cuts (layers + first_less + last_less) into stages of layers_per_stage and
+        // takes first_less from the first stage and last_less from the last: the middle chunk's
+        // count and how many fewer the two ends hold reproduce layers_per_chunk exactly.
+        const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
+        const int middle = *std::max_element(layers.begin(), layers.end());
+        k.push_back({"parallelism", "pipeline_parallel_layers_per_stage", std::to_string(middle)});
+        k.push_back({"parallelism", "pipeline_parallel_first_stage_less_layers", std::to_string(middle - layers.front())});
+        k.push_back({"parallelism", "pipeline_parallel_last_stage_less_layers", std::to_string(middle - layers.back())});
     }
     k.push_back({"parallelism", "context_parallel_degree", std::to_string(p.cp)});
 

@@ -6,8 +6,8 @@
 // Mapping: ZeRO 0 -> data_parallel_replicate_degree = DP (DDP); ZeRO 2/3 -> data_parallel_shard_degree
 // = DP (FSDP) with fsdp_reshard_after_forward "never" / "always"; ZeRO 1 (only with PP, see
 // search_space.h) -> FSDP with "default", which keeps the gathered weights under PP; SP comes with TP; interleaving
-// -> Interleaved1F1B with pipeline_parallel_layers_per_stage = layers / (PP x V) and no stage
-// counted for the embedding or the output (first/last_stage_less_layers 0). Batches: with PP,
+// -> Interleaved1F1B; the stages as pipeline_parallel_layers_per_stage = the middle chunks' layers
+// and first/last_stage_less_layers = how many fewer the first and last chunk hold (0 when even). Batches: with PP,
 // local_batch_size = microbatch x microbatches (one step, no accumulation), so torchtitan runs
 // local / pipeline_parallel_microbatch_size microbatches; without PP, local_batch_size = microbatch
 // and global / (local x DP) accumulation steps.

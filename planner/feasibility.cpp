@@ -15,8 +15,8 @@ const char* describe(Rule r) {
         case Rule::kv_heads_tp: return "TP must divide the KV heads, or the KV heads divide TP";
         case Rule::ffn_tp: return "TP must divide the FFN width";
         case Rule::layers_pp:
-            return "PP x virtual stages must divide the layers (or, without interleaving, leave only the "
-                   "first and last stage uneven)";
+            return "PP x virtual stages must split the layers into equal chunks, or equal ones but for a shorter "
+                   "first and last chunk";
         case Rule::cp_seq: return "the sequence must be a multiple of 2 x CP";
         case Rule::batch_dp: return "the global batch must be a multiple of DP x microbatch";
         case Rule::interleave_microbatches: return "interleaving needs the microbatches per step to be a multiple of PP";
@@ -26,17 +26,6 @@ const char* describe(Rule r) {
         case Rule::memory: return "the plan must fit in GPU memory with the requested headroom";
     }
     return "?";
-}
-
-bool pipeline_split_supported(int num_layers, int pp, int v) {
-    if (pp < 1 || v < 1 || pp * v > num_layers) return false;
-    if (num_layers % (pp * v) == 0) return true;
-    if (v > 1) return false;
-    const auto layers = layers_per_chunk(num_layers, pp, 1);
-    if (pp <= 2) return true;  // first and last stages only
-    for (int s = 2; s < pp - 1; ++s)
-        if (layers[s] != layers[1]) return false;
-    return true;
 }
 
 Rule check_rules(const ModelSpec& m, const Plan& p) {
@@ -67,12 +56,8 @@ double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, double params_f
     const int microbatches = p.num_microbatches();
     const int in_flight = std::min(warmup_forwards(p.schedule, p.pp, 0, microbatches, v) + 1, microbatches * v);
     int fewest = m.num_layers;
-    if (v > 1 || m.num_layers % p.pp == 0) {
-        fewest = m.num_layers / (p.pp * v);
-    } else {
-        const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
-        for (int c = 0; c < v; ++c) fewest = std::min(fewest, layers[c * p.pp]);
-    }
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
+    for (int c = 0; c < v; ++c) fewest = std::min(fewest, layers[c * p.pp]);
     const double stored = layer_stored_activation_bytes(m, p, default_activation_options(m));
     const double rank0 = first + double(in_flight) * fewest * stored;
     return (std::max(rank0, last) + kRuntimeReservedBytes) / units::GiB;

@@ -7,10 +7,10 @@
 //   one replicated KV head) — what core's validate_plan allows and Megatron-Core >= 0.16 runs
 //   (transformer_config.py: "a multiple or divisor of TP"). The Megatron exporter says so when a
 //   plan needs it.
-// - Uneven pipelines: without interleaving, PP need not divide the layers if core's
-//   layers_per_chunk split leaves every middle stage equal, so that only the first and last stages
-//   differ — the shape Megatron expresses with --decoder-first/last-pipeline-num-layers. With
-//   interleaving PP x V must divide the layers.
+// - Uneven pipelines: PP x V need not divide the layers if core's layers_per_chunk split leaves
+//   every chunk but the first and last equal (core's pipeline_split_supported): Megatron's
+//   --decoder-first/last-pipeline-num-layers without interleaving, its
+//   --pipeline-model-parallel-layout with it, torchtitan's first/last_stage_less_layers either way.
 #pragma once
 #include <string>
 
@@ -41,10 +41,6 @@ const char* describe(Rule r);
 
 // The first rule (in the order above) the plan breaks, ignoring memory; Rule::ok if none.
 Rule check_rules(const ModelSpec& m, const Plan& p);
-
-// Whether layers split over pp x v model chunks in a way Megatron expresses: evenly, or (v = 1)
-// with only the first and last stage different.
-bool pipeline_split_supported(int num_layers, int pp, int virtual_stages);
 
 // A cheap lower bound on the simulator's peak memory per GPU (GiB), for pruning before the exact
 // estimate: each pipeline rank's model states, the runtime's reservation, and on the first rank

@@ -133,9 +133,9 @@ std::vector<int> microbatch_sizes(int global_batch_size, int dp) {
 
 std::vector<int> virtual_stage_counts(int num_layers, int pp) {
     std::vector<int> out{1};
-    if (pp < 2 || num_layers % pp != 0) return out;
-    for (int v : divisors(num_layers / pp))
-        if (v >= 2) out.push_back(v);
+    if (pp < 2) return out;
+    for (int v = 2; pp * v <= num_layers; ++v)
+        if (pipeline_split_supported(num_layers, pp, v)) out.push_back(v);
     return out;
 }
 

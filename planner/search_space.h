@@ -94,9 +94,9 @@ std::vector<int> divisors(int n);
 std::vector<int> microbatch_sizes(int global_batch_size, int dp);
 inline constexpr int kMaxMicrobatch = 64;
 
-// Virtual stages tried for a pipeline of pp ranks: 1, and when pp > 1 and pp divides the layers,
-// every v >= 2 with pp*v dividing the layers (Megatron's --num-layers-per-virtual-pipeline-stage
-// rule).
+// Virtual stages tried for a pipeline of pp ranks: 1, and when pp > 1 every v >= 2 whose pp*v
+// chunks split the layers evenly, or evenly but for a shorter first and last chunk (core's
+// pipeline_split_supported; the exporters write the uneven splits as a layout).
 std::vector<int> virtual_stage_counts(int num_layers, int pp);
 
 // Placements (innermost dimension first) worth simulating for these sizes. TP always goes first:

@@ -36,6 +36,32 @@ TEST(Plan, RulesNameTheKey) {
     EXPECT_THROW(parse_plan(json::parse(R"({"tp": 0})"), "p"), InputError);
 }
 
+TEST(Plan, UnevenInterleavedChunksShortenOnlyTheEnds) {
+    const ModelSpec m = load_model("llama3-405b");  // 126 layers
+    Plan p;
+    p.tp = 8;
+    p.pp = 16;
+    p.dp = 1;
+    p.microbatch_size = 1;
+    p.global_batch_size = 32;
+    p.seq_length = 8192;
+    p.virtual_stages = 2;
+    p.schedule = Schedule::interleaved;
+    EXPECT_NO_THROW(validate_plan(p, m, 128, "p.json"));
+    const auto l = layers_per_chunk(126, 16, 2);  // 2 x 3 + 30 x 4 = 126
+    ASSERT_EQ(l.size(), 32u);
+    EXPECT_EQ(l.front(), 3);
+    EXPECT_EQ(l.back(), 3);
+    for (std::size_t c = 1; c + 1 < l.size(); ++c) EXPECT_EQ(l[c], 4) << c;
+    p.virtual_stages = 3;  // 48 chunks: 126 = 48 x 2 + 30 leaves 2s among 3s
+    try {
+        validate_plan(p, m, 128, "p.json");
+        ADD_FAILURE() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("virtual_stages"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Plan, UnevenLayersGoToMiddleStages) {
     auto l = layers_per_chunk(30, 4, 1);
     int sum = 0;

@@ -5,6 +5,7 @@
 // Rank 0 computes the reference first (on MPI_COMM_SELF) while the others wait. With
 // --fail-rank R --fail-step S, world rank R throws at step S instead (the failing-rank test);
 // with --nan-rank R --nan-step S, rank R's loss is NaN at step S (the run must stop there).
+// --layers N changes the model's depth, for pipeline splits the tiny models' 4 layers cannot show.
 // --stage-through-host runs the layout's collectives through host copies, the path ranks sharing
 // one GPU take (executor/host_staged_communicator.h).
 #include <mpi.h>
@@ -27,10 +28,11 @@ int main(int argc, char** argv) {
     CLI::App app{"check a parallel layout against a one-rank run"};
     std::string model = "tiny-gpt";
     cli::PlanFlags flags;
-    int steps = 10, fail_rank = -1, fail_step = -1, nan_rank = -1, nan_step = -1;
+    int steps = 10, layers = 0, fail_rank = -1, fail_step = -1, nan_rank = -1, nan_step = -1;
     bool stage_through_host = false;
     double tolerance = 1e-4;
     app.add_option("--model", model);
+    app.add_option("--layers", layers, "override the model's layer count (uneven pipeline splits)");
     cli::add_plan_flags(app, flags, false);
     app.add_option("--steps", steps);
     app.add_option("--tolerance", tolerance, "largest relative loss difference");
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
         const int rank = world->rank();
         TrainOptions o;
         o.model = load_model(model);
+        if (layers > 0) o.model.num_layers = layers;
         o.plan = cli::resolve_plan(flags, o.model, world->size());
         o.steps = steps;
         o.peak_tflops = 1.0;  // MFU is not what this checks; skip the start-up sgemm

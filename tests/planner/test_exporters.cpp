@@ -3,12 +3,15 @@
 // project makes at start-up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/errors.h"
 #include "core/presets.h"
@@ -22,6 +25,37 @@ using namespace tessel;
 using tessel::testing::make_plan;
 
 namespace {
+
+// Megatron-Core's --pipeline-model-parallel-layout, unrolled the way its parser documents: commas
+// are cosmetic, "(...)*n" repeats a group and "x*n" a character, '|' separates stages. One string
+// of layer characters per stage.
+std::vector<std::string> expand_megatron_layout(std::string s) {
+    s.erase(std::remove(s.begin(), s.end(), ','), s.end());
+    auto repeat_count = [&](std::size_t at, std::size_t& end) {
+        end = at;
+        while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end]))) ++end;
+        return std::stoi(s.substr(at, end - at));
+    };
+    for (std::size_t open; (open = s.find('(')) != std::string::npos;) {
+        const std::size_t close = s.find(')', open);
+        std::size_t end = 0;
+        const int n = repeat_count(close + 2, end);  // ")*n"
+        std::string group, body = s.substr(open + 1, close - open - 1);
+        for (int i = 0; i < n; ++i) group += body;
+        s = s.substr(0, open) + group + s.substr(end);
+    }
+    for (std::size_t star; (star = s.find('*')) != std::string::npos;) {
+        std::size_t end = 0;
+        const int n = repeat_count(star + 1, end);
+        s = s.substr(0, star - 1) + std::string(n, s[star - 1]) + s.substr(end);
+    }
+    std::vector<std::string> stages{""};
+    for (char ch : s) {
+        if (ch == '|') stages.emplace_back();
+        else stages.back() += ch;
+    }
+    return stages;
+}
 
 // config-formats.md §B1: Megatron-LM flags (arguments.py, core_v0.15.0 and HEAD).
 const std::set<std::string> kMegatronFlags = {
@@ -169,7 +203,28 @@ void check_megatron(const ModelSpec& m, const Plan& p) {
             EXPECT_EQ((gbs / (mbs * dp)) % pp, 0) << "microbatches must be a multiple of PP when interleaving";
         }
     }
-    if (f.count("--decoder-first-pipeline-num-layers") || f.count("--decoder-last-pipeline-num-layers")) {
+    if (f.count("--pipeline-model-parallel-layout")) {
+        std::string layout = f.find("--pipeline-model-parallel-layout")->second;
+        layout.erase(std::remove(layout.begin(), layout.end(), '"'), layout.end());
+        const auto stages = expand_megatron_layout(layout);
+        ASSERT_EQ(int(stages.size()) % pp, 0) << layout;  // Megatron: layout divisible by PP
+        EXPECT_EQ(int(stages.size()) / pp, p.virtual_stages) << layout;
+        EXPECT_EQ(stages.front().front(), 'E') << layout;  // the first layer must be the embedding
+        EXPECT_EQ(stages.back().back(), 'L') << layout;    // the last the loss
+        std::string all;
+        for (const auto& st : stages) all += st;
+        EXPECT_EQ(std::count(all.begin(), all.end(), 'E'), 1);
+        EXPECT_EQ(std::count(all.begin(), all.end(), 'L'), 1);
+        EXPECT_EQ(std::count(all.begin(), all.end(), 't'), layers);
+        // What Megatron builds is what the simulator ran: stage k, in model order, is tessel's chunk k.
+        const auto chunks = layers_per_chunk(layers, pp, p.virtual_stages);
+        for (std::size_t k = 0; k < stages.size(); ++k)
+            EXPECT_EQ(std::count(stages[k].begin(), stages[k].end(), 't'), chunks[k]) << layout << " stage " << k;
+        EXPECT_FALSE(f.count("--decoder-first-pipeline-num-layers") || f.count("--decoder-last-pipeline-num-layers"));
+        if (stages.size() > std::size_t(pp)) {
+            EXPECT_EQ((gbs / (mbs * dp)) % pp, 0) << "microbatches must be a multiple of PP when interleaving";
+        }
+    } else if (f.count("--decoder-first-pipeline-num-layers") || f.count("--decoder-last-pipeline-num-layers")) {
         const int first = flag_int(f, "--decoder-first-pipeline-num-layers", 0);
         const int last = flag_int(f, "--decoder-last-pipeline-num-layers", 0);
         const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
@@ -285,9 +340,23 @@ void check_torchtitan(const ModelSpec& m, const Plan& p, TorchtitanFormat format
         EXPECT_EQ(local % pp_mb, 0);
         const int per_stage = num("parallelism.pipeline_parallel_layers_per_stage", 0);
         ASSERT_GT(per_stage, 0);
-        ASSERT_EQ(m.num_layers % per_stage, 0);
-        const int stages = m.num_layers / per_stage;
+        // torchtitan's split (pipeline_parallel.py): the embedding and the output count as
+        // first/last_stage_less_layers layers (default 1 each); stages = ceil(effective / per
+        // stage); generate_llm_fqn_per_model_part cuts the effective layers evenly, the first
+        // `extra` stages one more, and takes the weights from the two ends.
+        const int first_less = num("parallelism.pipeline_parallel_first_stage_less_layers", 1);
+        const int last_less = num("parallelism.pipeline_parallel_last_stage_less_layers", 1);
+        const int effective = m.num_layers + first_less + last_less;
+        const int stages = (effective + per_stage - 1) / per_stage;
         EXPECT_EQ(stages % pp, 0);  // virtual stages divisible by PP
+        const int base = effective / stages, extra = effective % stages;
+        ASSERT_LE(first_less, base);
+        ASSERT_LE(last_less, base);
+        const auto chunks = layers_per_chunk(m.num_layers, pp, stages / pp);
+        for (int s = 0; s < stages; ++s) {
+            const int built = base + (s < extra ? 1 : 0) - (s == 0 ? first_less : 0) - (s == stages - 1 ? last_less : 0);
+            EXPECT_EQ(built, chunks[s]) << "stage " << s;  // torchtitan builds what the simulator ran
+        }
         const bool multi = v["parallelism.pipeline_parallel_schedule"] == "Interleaved1F1B";
         if (multi) {
             EXPECT_GE(stages / pp, 2);
@@ -333,6 +402,34 @@ TEST(ExportMegatron, UnevenPipelineUsesFirstAndLastStageFlags) {
     const std::string s = export_megatron(m, winner(p), load_cluster("dgx-h100")).text;
     EXPECT_NE(s.find("--decoder-first-pipeline-num-layers 7"), std::string::npos) << s;
     EXPECT_NE(s.find("--decoder-last-pipeline-num-layers 7"), std::string::npos) << s;
+}
+
+TEST(ExportMegatron, UnevenInterleavedPipelineIsALayout) {
+    // Llama-3-405B's 126 layers on 16 ranks x 2 chunks: 32 chunks, 3 on the first and last and 4
+    // on the 30 between (2 x 3 + 30 x 4 = 126): no --num-layers-per-virtual-pipeline-stage can say it.
+    const ModelSpec m = load_model("llama3-405b");
+    const Plan p = make_plan(8, 16, 8, 1, 1, 2048, 8192, 2, 1, Recompute::selective, true);
+    check_megatron(m, p);
+    const std::string s = export_megatron(m, winner(p), load_cluster("dgx-h100")).text;
+    EXPECT_NE(s.find("--pipeline-model-parallel-layout \"Et*3|(t*4|)*30,t*3L\""), std::string::npos) << s;
+    EXPECT_EQ(s.find("--num-layers-per-virtual-pipeline-stage"), std::string::npos) << s;
+    EXPECT_EQ(megatron_pipeline_layout({3, 4, 4, 3}), "Et*3|(t*4|)*2,t*3L");
+    EXPECT_EQ(megatron_pipeline_layout({1, 2, 1, 2, 2}), "Et|t*2|t|t*2|,t*2L");
+}
+
+TEST(ExportTorchtitan, UnevenPipelinesCountTheEndsAsLessLayers) {
+    const ModelSpec m = load_model("llama3-405b");
+    // 126 = 2 x 3 + 30 x 4 on 32 stages; 126 = 2 x 7 + 14 x 8 on 16.
+    for (const auto& [v, per_stage, less] : {std::tuple{2, 4, 1}, std::tuple{1, 8, 1}}) {
+        const Plan p = make_plan(8, 16, 8, 1, 1, 2048, 8192, v, 1, Recompute::selective, true);
+        check_torchtitan(m, p, TorchtitanFormat::overrides);
+        check_torchtitan(m, p, TorchtitanFormat::toml);
+        std::map<std::string, std::string> keys;
+        for (const auto& k : torchtitan_keys(m, p)) keys[k.section + "." + k.key] = k.value;
+        EXPECT_EQ(keys["parallelism.pipeline_parallel_layers_per_stage"], std::to_string(per_stage));
+        EXPECT_EQ(keys["parallelism.pipeline_parallel_first_stage_less_layers"], std::to_string(less));
+        EXPECT_EQ(keys["parallelism.pipeline_parallel_last_stage_less_layers"], std::to_string(less));
+    }
 }
 
 TEST(ExportMegatron, ReplicatedKvHeadsSayWhichVersion) {

@@ -50,7 +50,9 @@ TEST(SearchSpace, MicrobatchSizesDivideThePerReplicaBatch) {
 TEST(SearchSpace, VirtualStagesDivideTheLayersPerStage) {
     EXPECT_EQ(virtual_stage_counts(96, 12), (std::vector<int>{1, 2, 4, 8}));  // 8 layers per stage
     EXPECT_EQ(virtual_stage_counts(96, 1), (std::vector<int>{1}));            // no pipeline
-    EXPECT_EQ(virtual_stage_counts(126, 16), (std::vector<int>{1}));          // uneven: no interleaving
+    // 126 layers on 16 ranks: 32 chunks of 4 but 3 at the ends (2 x 3 + 30 x 4), 64 of 2 but 1 at the
+    // ends (2 + 62 x 2); 48 chunks would leave 2s and 3s in the middle (126 = 48 x 2 + 30).
+    EXPECT_EQ(virtual_stage_counts(126, 16), (std::vector<int>{1, 2, 4}));
 }
 
 TEST(SearchSpace, PlacementStrideMatchesCoreRankGroups) {
