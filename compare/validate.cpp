@@ -27,8 +27,9 @@ namespace tessel {
 const std::vector<std::string>& validation_rules() {
     static const std::vector<std::string> rules = {
         "R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden; null activation = "
-        "gelu. GeLU rows are the GPT family (LayerNorm, learned positions, tied embeddings, dropout); SwiGLU rows "
-        "the Llama family (RMSNorm, RoPE, untied, no dropout). Null vocab_size = GPT-2's 50257 BPE tokens. Every "
+        "gelu. Ungated activations (GeLU, ReLU, squared ReLU) are the GPT family (two-matrix MLP, LayerNorm, "
+        "learned positions, tied embeddings, dropout); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
+        "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). Null vocab_size = GPT-2's 50257 BPE tokens. Every "
         "vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does (--make-vocab-size-divisible-by 128) "
         "and llm.c does (50304).",
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
@@ -225,7 +226,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (!get("ffn_hidden_size")) assume("ffn 4h");
     const std::string act = text_of(row, "activation");
     if (act.empty()) assume("GeLU (GPT family)");
-    m.activation = contains(act, "swiglu") || contains(act, "silu") ? Activation::swiglu : Activation::gelu;
+    // A gated MLP (three weight matrices) whatever its gate's nonlinearity: the FLOPs follow the matrices.
+    m.activation = contains(act, "glu") || contains(act, "silu") ? Activation::swiglu : Activation::gelu;
     const bool gpt = m.activation == Activation::gelu;
     m.norm = gpt ? Norm::layernorm : Norm::rmsnorm;
     m.position_embedding = gpt ? PositionEmbedding::learned : PositionEmbedding::rope;

@@ -1,6 +1,8 @@
 // tessel validate's rules and statistics on hand-made rows.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "compare/validate.h"
 #include "core/errors.h"
 #include "core/presets.h"
@@ -61,6 +63,16 @@ TEST(Validate, NullFieldsTakeTheDocumentedDefaults) {
     EXPECT_FALSE(c.options.overlap_p2p_comm);  // the row does not name --overlap-p2p-communication
     EXPECT_EQ(c.cluster.num_gpus(), 64);
     EXPECT_EQ(c.cluster.gpu.name, "H100-SXM");
+}
+
+TEST(Validate, GatedActivationsHaveThreeMatrices) {
+    // GeGLU (Gemma) gates like SwiGLU: three MLP matrices; squared ReLU (Nemotron-4) does not.
+    for (const auto& [name, gated] : {std::pair{"geglu", true}, std::pair{"SwiGLU", true}, std::pair{"silu", true},
+                                      std::pair{"squared-relu", false}, std::pair{"gelu", false}}) {
+        json row = megatron_row();
+        row["activation"] = name;
+        EXPECT_EQ(validation_case(row, "test").model.activation, gated ? Activation::swiglu : Activation::gelu) << name;
+    }
 }
 
 TEST(Validate, FsdpIsZeroThreeAndOldRunsUseUnfusedAttention) {
