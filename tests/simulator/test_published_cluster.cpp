@@ -57,6 +57,14 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_EQ(pcie.intra_node.kind, "pcie");
     EXPECT_DOUBLE_EQ(pcie.gpu.memory_GiB, 40);
     EXPECT_DOUBLE_EQ(pcie.gpu.memory_bandwidth_GBps, 1555);
+    // H800 and A800 (datasheets): the H100 and A100 with NVLink at 400 GB/s both ways.
+    const ClusterSpec h800 = published_cluster("H800-SXM5-80GB", "", 8, 16, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(h800.gpu.peak_tflops.at(Precision::bf16), 989);
+    EXPECT_DOUBLE_EQ(h800.intra_node.bandwidth_GBps, 200);
+    const ClusterSpec a800 = published_cluster("A800-SXM4-80GB", "", 8, 16, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(a800.gpu.peak_tflops.at(Precision::bf16), 312);
+    EXPECT_DOUBLE_EQ(a800.gpu.memory_GiB, 80);
+    EXPECT_DOUBLE_EQ(a800.intra_node.bandwidth_GBps, 200);
     try {
         published_cluster("V100-SXM2-32GB", "", 8, 8, "runs.json", "row 'x'");
         FAIL() << "a GPU without a preset is an input error";
