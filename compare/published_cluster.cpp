@@ -74,14 +74,16 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
 ClusterSpec published_cluster(const std::string& gpu_type, const std::string& interconnect, int gpus_per_node,
                               long long num_gpus, const std::string& origin, const std::string& where) {
     const char* preset = cluster_preset_for_gpu(gpu_type);
-    if (!preset) throw input_error(origin, where + ".gpu_type", "an A100, A800, H100, H800 or H200 GPU", "\"" + gpu_type + "\"");
+    if (!preset)
+        throw input_error(origin, where + ".gpu_type", "an A100, A800, H100, H800 or H200 GPU", "\"" + gpu_type + "\"");
     ClusterSpec c = load_cluster(preset);
     // The PCIe preset is the 80GB card; the 40GB one (its size read below) has HBM2 at 1555 GB/s
     // (A100 PCIe datasheet).
     if (std::string(preset) == "pcie-a100" && has(gpu_type, "40gb")) c.gpu.memory_bandwidth_GBps = 1555;
     // A800 SXM4 and H800 SXM5 datasheets: NVLink 400 GB/s bidirectional, 200 per direction; compute,
     // memory and network as the A100 and H100.
-    if ((has(gpu_type, "a800") || has(gpu_type, "h800")) && c.intra_node.kind == "nvlink") c.intra_node.bandwidth_GBps = 200;
+    if ((has(gpu_type, "a800") || has(gpu_type, "h800")) && c.intra_node.kind == "nvlink")
+        c.intra_node.bandwidth_GBps = 200;
     const GpuFigures stated = parse_gpu_figures(gpu_type);
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;

@@ -29,8 +29,8 @@ const std::vector<std::string>& validation_rules() {
         "R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden; null activation = "
         "gelu. Ungated activations (GeLU, ReLU, squared ReLU) are the GPT family (two-matrix MLP, LayerNorm, "
         "learned positions, tied embeddings, dropout); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
-        "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). Null vocab_size = GPT-2's 50257 BPE tokens. Every "
-        "vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does (--make-vocab-size-divisible-by 128) "
+        "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). Null vocab_size = "
+        "GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does (--make-vocab-size-divisible-by 128) "
         "and llm.c does (50304).",
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
         "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default).",
