@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 #include "core/presets.h"
 #include "simulator/pipeline_sim.h"
@@ -65,6 +66,29 @@ TEST(PipelineSchedule, InterleavingShrinksTheBubbleByV) {
                 EXPECT_NEAR(bubble / out.step_s, double(pp - 1) / (v * m + pp - 1), 1e-9)
                     << "pp " << pp << " v " << v << " m " << m;
             }
+}
+
+TEST(PipelineSchedule, UnevenChunksLieBetweenTheirEvenBounds) {
+    // With a fixed order of work on every rank, the step is the longest path through the schedule's
+    // dependency graph, so it cannot shrink when a chunk grows: 1, 2, 2, 1 layers per chunk (6 on
+    // 2 ranks x 2 chunks, core's split with shorter ends) take at least as long as 1 layer in every
+    // chunk and at most as long as 2, and never less than one rank's own work.
+    const double f = 1.0, b = 2.0;  // per layer
+    for (int m : {2, 4, 8}) {
+        auto chunks = [&](std::vector<int> layers) {
+            PipelineInput in = balanced(Schedule::interleaved, 2, m, 2);
+            for (std::size_t c = 0; c < layers.size(); ++c) {
+                in.forward[c].compute = layers[c] * f;
+                in.backward[c].compute = layers[c] * b;
+            }
+            return simulate_pipeline(in).step_s;
+        };
+        const double uneven = chunks({1, 2, 2, 1});
+        EXPECT_GE(uneven, chunks({1, 1, 1, 1}) - 1e-9) << m;
+        EXPECT_LE(uneven, chunks({2, 2, 2, 2}) + 1e-9) << m;
+        EXPECT_LT(uneven, chunks({2, 2, 2, 2})) << m;  // the short ends are worth something
+        EXPECT_GE(uneven, m * 3 * (f + b) - 1e-9) << m;  // each rank holds 3 layers
+    }
 }
 
 TEST(PipelineSchedule, TransfersDelayTheNextStage) {
