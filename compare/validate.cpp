@@ -30,8 +30,8 @@ const std::vector<std::string>& validation_rules() {
         "gelu. Ungated activations (GeLU, ReLU, squared ReLU) are the GPT family (two-matrix MLP, LayerNorm, "
         "learned positions, tied embeddings, dropout); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
         "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). Null vocab_size = "
-        "GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does (--make-vocab-size-divisible-by 128) "
-        "and llm.c does (50304).",
+        "GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does "
+        "(--make-vocab-size-divisible-by 128) and llm.c does (50304).",
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
         "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default).",
         "R3 memory sharding: \"ZeRO-k\" = stage k; FSDP / FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; "

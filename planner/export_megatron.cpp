@@ -17,20 +17,22 @@ std::string array(const char* name, const std::vector<std::string>& lines) {
     return s + ")\n";
 }
 
-std::string layers(int n) { return n == 0 ? "" : n == 1 ? "t" : fmt::format("t*{}", n); }
+// n decoder layers in the layout grammar: "", "t" or "t*n".
+std::string decoder_layers(int n) { return n == 0 ? "" : n == 1 ? "t" : fmt::format("t*{}", n); }
 }  // namespace
 
 std::string megatron_pipeline_layout(const std::vector<int>& chunks) {
     if (chunks.empty()) return "EL";
-    if (chunks.size() == 1) return fmt::format("E{}L", layers(chunks[0]));
-    std::string s = fmt::format("E{}|", layers(chunks.front()));
+    if (chunks.size() == 1) return fmt::format("E{}L", decoder_layers(chunks[0]));
+    std::string s = fmt::format("E{}|", decoder_layers(chunks.front()));
     for (std::size_t c = 1; c + 1 < chunks.size();) {
         std::size_t run = 1;
         while (c + run + 1 < chunks.size() && chunks[c + run] == chunks[c]) ++run;
-        s += run == 1 ? fmt::format("{}|", layers(chunks[c])) : fmt::format("({}|)*{}", layers(chunks[c]), run);
+        s += run == 1 ? fmt::format("{}|", decoder_layers(chunks[c]))
+                      : fmt::format("({}|)*{}", decoder_layers(chunks[c]), run);
         c += run;
     }
-    return fmt::format("{},{}L", s, layers(chunks.back()));
+    return fmt::format("{},{}L", s, decoder_layers(chunks.back()));
 }
 
 Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const ClusterSpec& c, const ExportOptions& o) {
