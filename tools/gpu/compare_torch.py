@@ -5,25 +5,25 @@ Each torch-*.txt of DIR ends with the JSON line of tools/gpu/torch_train_step.py
 describes that step with its own options: eager PyTorch runs one kernel per elementwise op
 (--eager-elementwise; PyTorch 2.11's nn.RMSNorm is one fused kernel, so no --eager-rmsnorm), and
 torch.compile fuses them, the cross entropy included (--fused-cross-entropy); a checkpointed run
-recomputes every block (--recompute full). The cluster is the
-built-in dgx-h100 preset (H100 SXM datasheet figures), not a calibration of the machine.
+recomputes every block (--recompute full). The cluster is a built-in preset (datasheet figures:
+dgx-h100 unless --cluster names another, such as dgx-h200), not a calibration of the machine.
 
-Usage: python3 tools/gpu/compare_torch.py DIR [TESSEL]   (TESSEL default build/cli/tessel)"""
+Usage: python3 tools/gpu/compare_torch.py DIR [TESSEL] [--cluster PRESET]   (TESSEL default build/cli/tessel)"""
+import argparse
 import glob
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
 
-def simulate(tessel, run, compiled):
+def simulate(tessel, cluster, run, compiled):
     flags = ["--fused-cross-entropy"] if compiled else ["--eager-elementwise"]
     if run.get("recompute_full"):
         flags += ["--recompute", "full"]
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "sim.json")
-        subprocess.run([tessel, "simulate", "--model", run["config"], "--cluster", "dgx-h100", "--gpus", "1",
+        subprocess.run([tessel, "simulate", "--model", run["config"], "--cluster", cluster, "--gpus", "1",
                         "--microbatch-size", str(run["batch"]), "--global-batch-size", str(run["batch"]),
                         "--seq", str(run["seq"]), "--precision", "bf16", *flags, "--json", out],
                        check=True, stdout=subprocess.DEVNULL)
@@ -31,8 +31,12 @@ def simulate(tessel, run, compiled):
 
 
 def main():
-    folder = sys.argv[1]
-    tessel = sys.argv[2] if len(sys.argv) > 2 else "build/cli/tessel"
+    p = argparse.ArgumentParser()
+    p.add_argument("folder")
+    p.add_argument("tessel", nargs="?", default="build/cli/tessel")
+    p.add_argument("--cluster", default="dgx-h100")
+    a = p.parse_args()
+    folder, tessel = a.folder, a.tessel
     print("| model | run | batch x seq | tessel options | measured step (s) | simulated step (s) | error "
           "| measured peak GiB (allocated) | simulated peak GiB |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -41,7 +45,7 @@ def main():
         if not lines:
             continue
         run = json.loads(lines[-1])
-        sim, flags = simulate(tessel, run, run["compile"])
+        sim, flags = simulate(tessel, a.cluster, run, run["compile"])
         err = sim["step_time_s"] / run["step_time_s"] - 1
         kind = "torch.compile" if run["compile"] else "eager"
         model = os.path.splitext(os.path.basename(run["config"]))[0]
