@@ -56,6 +56,11 @@ void print_summary(const RunResult& r, const std::string& out) {
     fmt::print("memory on the busiest rank (GiB): weights {:.4f}, gradients {:.4f}, optimizer {:.4f}, "
                "activations {:.4f}, buffers {:.4f}; peak {:.4f}\n",
                g.weights, g.gradients, g.optimizer, g.activations, g.buffers, g.peak);
+    const double runtime = r.runtime_memory_GiB.empty()
+                               ? 0.0 : *std::max_element(r.runtime_memory_GiB.begin(), r.runtime_memory_GiB.end());
+    if (runtime > 0)
+        fmt::print("of which the runtime beside the tensors (CUDA context, library workspaces, NCCL): up to "
+                   "{:.4f} GiB per rank\n", runtime);
     fmt::print("loss {:.4f} -> {:.4f} over {} steps\n", r.losses.front(), r.losses.back(), r.steps);
     if (!out.empty()) fmt::print("wrote {}\n", out);
 }

@@ -1,7 +1,9 @@
 // nccl_communicator: Communicator over NCCL on one CUDA stream. Collectives map one to one
 // (in-place all-gather / reduce-scatter use NCCL's in-place convention: shard == full + rank *
 // shard_n). Point-to-point operations wait in `pending_` until the next flush, which issues them
-// as one ncclGroupStart/End and records an event that wait/test use. split uses ncclCommSplit.
+// as one ncclGroupStart/End and records an event that wait/test use. split uses ncclCommSplit,
+// except that a one-rank group gets no NCCL communicator: each one holds device memory for its
+// buffers, and a group of one has nothing to exchange (its gather and scatter are copies).
 #include "executor/nccl_communicator.h"
 
 #include <nccl.h>
@@ -23,14 +25,16 @@ ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : ncclMa
 
 class NcclCommunicator final : public Communicator {
  public:
+  // comm == nullptr: a group of this rank alone, without NCCL.
   NcclCommunicator(ncclComm_t comm, cudaStream_t stream) : comm_(comm), stream_(stream) {
+    if (comm_ == nullptr) return;
     TESSEL_NCCL_CHECK(ncclCommUserRank(comm_, &rank_));
     TESSEL_NCCL_CHECK(ncclCommCount(comm_, &size_));
   }
   ~NcclCommunicator() override {
     for (auto& [id, ev] : events_) (void)cudaEventDestroy(ev);
     (void)cudaStreamSynchronize(stream_);
-    (void)ncclCommDestroy(comm_);
+    if (comm_ != nullptr) (void)ncclCommDestroy(comm_);
   }
 
   int rank() const override { return rank_; }
@@ -45,11 +49,13 @@ class NcclCommunicator final : public Communicator {
   void all_gather(const float* shard, float* full, std::size_t shard_n) override {
     flush();
     if (shard_n == 0) return;
+    if (size_ == 1) return copy_alone(full, shard, shard_n);
     TESSEL_NCCL_CHECK(ncclAllGather(shard, full, shard_n, ncclFloat, comm_, stream_));
   }
   void reduce_scatter(const float* full, float* shard, std::size_t shard_n) override {
     flush();
     if (shard_n == 0) return;
+    if (size_ == 1) return copy_alone(shard, full, shard_n);
     TESSEL_NCCL_CHECK(ncclReduceScatter(full, shard, shard_n, ncclFloat, ncclSum, comm_, stream_));
   }
   void broadcast(float* data, std::size_t n, int root) override {
@@ -104,19 +110,32 @@ class NcclCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(const std::vector<std::vector<int>>& groups) override {
     flush();
     int color = NCCL_SPLIT_NOCOLOR, key = 0;
+    std::size_t members = 0;
     for (std::size_t g = 0; g < groups.size(); ++g)
       for (std::size_t i = 0; i < groups[g].size(); ++i)
         if (groups[g][i] == rank_) {
           color = static_cast<int>(g);
           key = static_cast<int>(i);
+          members = groups[g].size();
         }
+    const bool alone = members == 1;
+    if (comm_ == nullptr)  // nothing to split: this rank is the whole group
+      return alone ? std::make_unique<NcclCommunicator>(nullptr, stream_) : nullptr;
+    // ncclCommSplit is collective over comm_: every rank calls it, a lone one without a colour.
     ncclComm_t sub = nullptr;
-    TESSEL_NCCL_CHECK(ncclCommSplit(comm_, color, key, &sub, nullptr));
+    TESSEL_NCCL_CHECK(ncclCommSplit(comm_, alone ? NCCL_SPLIT_NOCOLOR : color, key, &sub, nullptr));
+    if (alone) return std::make_unique<NcclCommunicator>(nullptr, stream_);
     if (sub == nullptr) return nullptr;
     return std::make_unique<NcclCommunicator>(sub, stream_);
   }
 
  private:
+  // A one-rank group's gather or scatter: the shard is the whole buffer.
+  void copy_alone(float* dst, const float* src, std::size_t n) {
+    if (dst == src) return;
+    TESSEL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+  }
+
   struct Op {
     bool send;
     float* data;

@@ -65,6 +65,7 @@ json to_json(const RunResult& r) {
     j["losses"] = r.losses;
     j["peak_memory_GiB"] = r.peak_memory_GiB;
     j["max_rss_GiB"] = r.max_rss_GiB;
+    j["runtime_memory_GiB"] = r.runtime_memory_GiB;
     j["peak_tflops_used"] = r.peak_tflops_used;
     j["peak_tflops_source"] = r.peak_tflops_source;
     j["tokens_per_step"] = r.tokens_per_step;

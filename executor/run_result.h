@@ -12,7 +12,10 @@
 
 namespace tessel {
 
-struct MemoryBreakdown {  // GiB, on the rank with the highest peak, at that peak
+// GiB, on the rank with the highest peak, at that peak. buffers holds the executor's
+// communication buffers and what the runtime holds beside them (runtime_memory_GiB), as the
+// simulator's buffers hold its runtime reserve; peak counts both.
+struct MemoryBreakdown {
     double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0, peak = 0;
 };
 
@@ -53,6 +56,9 @@ struct RunResult {
     std::string peak_tflops_source;
     MemoryBreakdown memory;
     std::vector<double> peak_memory_GiB, max_rss_GiB;  // per rank
+    // Per rank, device memory held beside the executor's tensors at the end of the run (CUDA
+    // context, library workspaces, NCCL buffers); 0 on the CPU and where ranks share a GPU.
+    std::vector<double> runtime_memory_GiB;
     json optimizer;   // the fixed AdamW settings
     json cluster;     // null without --cluster
 

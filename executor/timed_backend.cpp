@@ -48,6 +48,7 @@ public:
     }
     void synchronize() override { inner_->synchronize(); }
     std::size_t device_memory_bytes() const override { return inner_->device_memory_bytes(); }
+    std::size_t runtime_memory_bytes() const override { return inner_->runtime_memory_bytes(); }
     int device_parallel_units() const override { return inner_->device_parallel_units(); }
     void* native_queue() override { return inner_->native_queue(); }
 

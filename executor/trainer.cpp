@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -220,6 +221,9 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
                     throw RuntimeError(fmt::format("injected failure at step {} (test)", step));
             };
         double local_loss = run_pipeline_step(ctx, ps);
+        // A GPU may still be running the pipeline's queued kernels: they belong to its time, not
+        // to the optimizer's, whose synchronize would otherwise absorb them.
+        backend->synchronize();
         const double pipeline_s = since(t0);
         const CommSeconds after_pipeline = comm;
         if (g.world_rank == o.nan_rank && step == o.nan_step && holds_loss) local_loss = std::nan("");
@@ -255,6 +259,14 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         r.step_breakdowns.push_back(b);
         if (g.world_rank == 0 && o.on_step) o.on_step(step, r.losses.back(), dt);
     }
+
+    // ---- what the runtime holds beside the executor's tensors ----
+    // The CUDA context, the libraries' workspaces and NCCL's buffers, at the end of the run when
+    // all of them exist (the simulator's runtime reserve is the same quantity). The device counts
+    // every process on it, so ranks that share a GPU are not measured. 0 on the CPU backend.
+    backend->synchronize();
+    const bool shares_device = local_rank_from_environment().size > std::max(gpu_count(), 1);
+    const double runtime_bytes = shares_device ? 0.0 : double(backend->runtime_memory_bytes());
 
     // ---- what was measured ----
     r.model = m;
@@ -304,7 +316,9 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         if (r.time_per_rank[i].sync_wait < r.time_per_rank[r.critical_rank].sync_wait) r.critical_rank = i;
     }
 
-    const std::vector<double> peaks = gather_per_rank(world, double(tracker.peak()));
+    const std::vector<double> peaks = gather_per_rank(world, double(tracker.peak()) + runtime_bytes);
+    r.runtime_memory_GiB = gather_per_rank(world, runtime_bytes);
+    for (double& x : r.runtime_memory_GiB) x /= units::GiB;
     r.max_rss_GiB = gather_per_rank(world, max_rss_bytes());
     for (double& x : r.max_rss_GiB) x /= units::GiB;
     int top = 0;
@@ -315,6 +329,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     double mine[kMemoryKinds] = {};
     if (g.world_rank == top)
         for (int k = 0; k < kMemoryKinds; ++k) mine[k] = double(tracker.at_peak(MemoryKind(k))) / units::GiB;
+    if (g.world_rank == top) mine[int(MemoryKind::buffers)] += runtime_bytes / units::GiB;
     world.all_reduce_host(mine, kMemoryKinds, ReduceOp::sum);
     r.memory = {mine[0], mine[1], mine[2], mine[3], mine[4], peaks[top] / units::GiB};
     return r;

@@ -31,6 +31,10 @@ public:
 
     // ---- what the device reports (calibrate's defaults); 0 where the backend cannot say ----
     virtual std::size_t device_memory_bytes() const { return 0; }  // the CPU's is the host's, shared
+    // Bytes the device holds now outside this backend's allocator: the context, the libraries'
+    // workspaces, the communicators' buffers (and any other process on the same device). What the
+    // runtime costs beside the model's tensors. 0 on the CPU, whose memory is the host's.
+    virtual std::size_t runtime_memory_bytes() const { return 0; }
     virtual int device_parallel_units() const { return 0; }         // SMs on a GPU
     // The queue the kernels run on in call order (a cudaStream_t on CUDA, nullptr on the CPU), for
     // a communicator that must order its work after theirs. A wrapping backend forwards its inner's.

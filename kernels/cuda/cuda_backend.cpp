@@ -45,6 +45,20 @@ class CudaBackend final : public Backend {
   const char* name() const override { return "cuda"; }
   std::string device_name() const override { return device_name_; }
   std::size_t device_memory_bytes() const override { return memory_bytes_; }
+  // The device's count of memory in use, less what the stream-ordered pool holds (allocate
+  // draws from it, and it keeps what was freed: set_pool_retention).
+  std::size_t runtime_memory_bytes() const override {
+    std::size_t free = 0, total = 0;
+    TESSEL_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    int dev = 0;
+    TESSEL_CUDA_CHECK(cudaGetDevice(&dev));
+    cudaMemPool_t pool;
+    TESSEL_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+    std::uint64_t pooled = 0;
+    TESSEL_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &pooled));
+    const std::size_t in_use = total - free;
+    return in_use > pooled ? in_use - std::size_t(pooled) : 0;
+  }
   int device_parallel_units() const override { return sm_count_; }
   void* native_queue() override { return stream_; }
 

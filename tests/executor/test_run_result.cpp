@@ -30,11 +30,13 @@ TEST(RunResult, RatesAndJsonKeys) {
     r.losses = {7.0, 6.5};
     r.step_times_s = {3.0, 2.0};
     r.peak_memory_GiB = {0.1, 0.2, 0.1, 0.2};
+    r.runtime_memory_GiB = {1.1, 1.0, 1.1, 1.0};
     json j = to_json(r);
     for (const char* key : {"step_time_s", "mfu", "hfu", "model_tflops_per_gpu", "hardware_tflops_per_gpu",
                             "tokens_per_s", "memory_GiB", "plan", "model", "backend", "device", "world_size", "steps",
-                            "step_times_s", "losses", "peak_memory_GiB", "peak_tflops_used"})
+                            "step_times_s", "losses", "peak_memory_GiB", "runtime_memory_GiB", "peak_tflops_used"})
         EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_EQ(j["runtime_memory_GiB"].size(), 4u);
     for (const char* key : {"weights", "gradients", "optimizer", "activations", "buffers", "peak"})
         EXPECT_TRUE(j["memory_GiB"].contains(key)) << key;
     EXPECT_EQ(j["losses"].size(), 2u);

@@ -2,6 +2,7 @@
 // same inputs (both fp32: the GPU GEMMs are exact fp32, so differences are summation order), the
 // memory ops, and a clean RuntimeError when there is no GPU. Also a one-rank NCCL communicator.
 #include <gtest/gtest.h>
+#include <cstdio>
 
 #include <memory>
 #include <vector>
@@ -266,6 +267,82 @@ TEST(NcclCommunicator, GpuOneRank) {
   comm.reset();
   be->release(d, 64 * sizeof(float));
   be->release(full, 64 * sizeof(float));
+}
+
+// The runtime's memory is what the device holds outside the backend's allocator: a plain
+// cudaMalloc counts in full, an allocation through the backend does not.
+TEST(CudaBackend, GpuRuntimeMemoryLeavesOutTheAllocator) {
+  TESSEL_REQUIRE_GPU();
+  auto be = make_cuda_backend();
+  const std::size_t mib = std::size_t(1) << 20;
+  be->synchronize();
+  const std::size_t before = be->runtime_memory_bytes();
+  void* pooled = be->allocate(256 * mib);
+  be->synchronize();
+  const std::size_t with_pooled = be->runtime_memory_bytes();
+  EXPECT_LT(with_pooled > before ? with_pooled - before : before - with_pooled, 2 * mib);
+  void* outside = nullptr;
+  ASSERT_EQ(cudaMalloc(&outside, 256 * mib), cudaSuccess);
+  EXPECT_GE(be->runtime_memory_bytes(), with_pooled + 256 * mib);
+  ASSERT_EQ(cudaFree(outside), cudaSuccess);
+  be->release(pooled, 256 * mib);
+}
+
+// A one-rank group (TP 1, PP 1, ... in tessel run) gets no NCCL communicator of its own: it
+// holds no device memory, where a real NCCL communicator of the same rank does, and its gather
+// and scatter still copy.
+TEST(NcclCommunicator, GpuLoneGroupsHoldNoDeviceMemory) {
+  TESSEL_REQUIRE_GPU();
+  auto be = make_cuda_backend();
+  const std::size_t mib = std::size_t(1) << 20;
+
+  auto world = make_nccl_communicator(nccl_unique_id(), 1, 0, *be);
+  be->synchronize();
+  const std::size_t before = be->runtime_memory_bytes();
+  std::vector<std::unique_ptr<Communicator>> lone;
+  for (int i = 0; i < 6; ++i) lone.push_back(world->split({{0}}));
+  be->synchronize();
+  const std::size_t lone_bytes = be->runtime_memory_bytes() - before;
+  EXPECT_LT(lone_bytes, 2 * mib);
+  auto real = make_nccl_communicator(nccl_unique_id(), 1, 0, *be);
+  const std::vector<float> h = rand_vec(64, 42);
+  float* a = static_cast<float*>(be->allocate(64 * sizeof(float)));
+  float* b = static_cast<float*>(be->allocate(64 * sizeof(float)));
+  be->upload(a, h.data(), 64 * sizeof(float));
+  real->all_reduce(a, 64, ReduceOp::sum);  // NCCL sets up its buffers on first use
+  be->synchronize();
+  const std::size_t real_bytes = be->runtime_memory_bytes() - before;
+  std::printf("one-rank NCCL communicator in use: %.1f MiB; six lone groups: %.1f MiB\n",
+              double(real_bytes) / double(mib), double(lone_bytes) / double(mib));
+  EXPECT_GE(real_bytes, lone_bytes);
+
+  for (auto& g : lone) {
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->rank(), 0);
+    EXPECT_EQ(g->size(), 1);
+  }
+  std::vector<float> back(64);
+  be->fill_zero(b, 64 * sizeof(float));
+  lone[0]->all_gather(a, b, 64);
+  be->download(back.data(), b, 64 * sizeof(float));
+  EXPECT_EQ(back, h);
+  be->fill_zero(b, 64 * sizeof(float));
+  lone[1]->reduce_scatter(a, b, 64);
+  be->download(back.data(), b, 64 * sizeof(float));
+  EXPECT_EQ(back, h);
+  lone[2]->all_reduce(a, 64, ReduceOp::sum);
+  be->download(back.data(), a, 64 * sizeof(float));
+  EXPECT_EQ(back, h);
+  auto again = lone[3]->split({{0}});
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->size(), 1);
+  EXPECT_EQ(lone[4]->split({}), nullptr);
+  lone.clear();
+  again.reset();
+  real.reset();
+  world.reset();
+  be->release(a, 64 * sizeof(float));
+  be->release(b, 64 * sizeof(float));
 }
 
 // The executor's kernel timer wraps the backend (tessel run --kernel-times): NCCL must still find
