@@ -8,7 +8,8 @@ namespace {
 
 class TimedCommunicator final : public Communicator {
 public:
-    TimedCommunicator(std::unique_ptr<Communicator> inner, double* seconds) : inner_(std::move(inner)), seconds_(seconds) {}
+    TimedCommunicator(std::unique_ptr<Communicator> inner, double* seconds, Backend* queue)
+        : inner_(std::move(inner)), seconds_(seconds), queue_(queue) {}
 
     int rank() const override { return inner_->rank(); }
     int size() const override { return inner_->size(); }
@@ -51,20 +52,24 @@ public:
 private:
     template <typename F>
     void timed(F&& f) {
+        if (queue_) queue_->synchronize();
         const auto t0 = std::chrono::steady_clock::now();
         f();
+        if (queue_) queue_->synchronize();
         *seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
 
     std::unique_ptr<Communicator> inner_;
     double* seconds_;
+    Backend* queue_;
 };
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_timed_communicator(std::unique_ptr<Communicator> inner, double* seconds) {
+std::unique_ptr<Communicator> make_timed_communicator(std::unique_ptr<Communicator> inner, double* seconds,
+                                                      Backend* queue) {
     if (!inner) return nullptr;
-    return std::make_unique<TimedCommunicator>(std::move(inner), seconds);
+    return std::make_unique<TimedCommunicator>(std::move(inner), seconds, queue);
 }
 
 }  // namespace tessel

@@ -120,13 +120,15 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     // Seconds this rank spends in each kind of group, for the measured breakdown of a step. The
     // tied table's gradient sum is gradient traffic like the data-parallel reduction (the
     // simulator counts it there too).
+    // NCCL only queues its transfers on the GPU's stream: the timer synchronizes around each call.
     CommSeconds comm;
-    g.tp = make_timed_communicator(std::move(g.tp), &comm.tp);
-    g.cp = make_timed_communicator(std::move(g.cp), &comm.cp);
-    g.pp = make_timed_communicator(std::move(g.pp), &comm.pp);
-    g.dp = make_timed_communicator(std::move(g.dp), &comm.dp);
-    g.dp_cp = make_timed_communicator(std::move(g.dp_cp), &comm.dp);
-    g.embedding = make_timed_communicator(std::move(g.embedding), &comm.dp);
+    Backend* queued = comm_path == CommPath::nccl ? backend.get() : nullptr;
+    g.tp = make_timed_communicator(std::move(g.tp), &comm.tp, queued);
+    g.cp = make_timed_communicator(std::move(g.cp), &comm.cp, queued);
+    g.pp = make_timed_communicator(std::move(g.pp), &comm.pp, queued);
+    g.dp = make_timed_communicator(std::move(g.dp), &comm.dp, queued);
+    g.dp_cp = make_timed_communicator(std::move(g.dp_cp), &comm.dp, queued);
+    g.embedding = make_timed_communicator(std::move(g.embedding), &comm.dp, queued);
     Communicator& world = *g.world;
     const RankCoords me = g.coords;
     MemoryTracker tracker;

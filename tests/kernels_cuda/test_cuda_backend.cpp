@@ -2,6 +2,7 @@
 // same inputs (both fp32: the GPU GEMMs are exact fp32, so differences are summation order), the
 // memory ops, and a clean RuntimeError when there is no GPU. Also a one-rank NCCL communicator.
 #include <gtest/gtest.h>
+#include <chrono>
 #include <cstdio>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "executor/nccl_communicator.h"
 #include "executor/timed_backend.h"
+#include "executor/timed_communicator.h"
 #include "tests/kernels_cuda/harness.h"
 
 using namespace tessel;
@@ -343,6 +345,53 @@ TEST(NcclCommunicator, GpuLoneGroupsHoldNoDeviceMemory) {
   world.reset();
   be->release(a, 64 * sizeof(float));
   be->release(b, 64 * sizeof(float));
+}
+
+// tessel run's per-group timer over NCCL, which only queues its transfers: kernels queued before a
+// collective are not billed to it, and the collective's own device time is. The references are a
+// plain device copy of the same bytes (what a one-rank all-gather moves) and the host time of the
+// call, queued kernels included.
+TEST(NcclCommunicator, GpuTimerBillsTheTransferNotTheQueuedKernels) {
+  TESSEL_REQUIRE_GPU();
+  auto be = make_cuda_backend();
+  cudaStream_t stream = cuda_backend_stream(*be);
+  const std::size_t n = std::size_t(1) << 28;  // 1 GiB of floats
+  float* a = static_cast<float*>(be->allocate(n * sizeof(float)));
+  float* b = static_cast<float*>(be->allocate(n * sizeof(float)));
+  be->fill_zero(a, n * sizeof(float));
+  cudaEvent_t e0, e1;
+  ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(e0, stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(b, a, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(e1, stream), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+  float copy_ms = 0;
+  ASSERT_EQ(cudaEventElapsedTime(&copy_ms, e0, e1), cudaSuccess);
+
+  double seconds = 0;
+  auto timed = make_timed_communicator(make_nccl_communicator(nccl_unique_id(), 1, 0, *be), &seconds, be.get());
+  timed->all_gather(a, b, n);  // NCCL's set-up, outside the measurement
+  seconds = 0;
+  const int m = 2048;  // queued GEMMs: 40 of 2048^3 take far longer than the copy
+  float* x = static_cast<float*>(be->allocate(std::size_t(m) * m * sizeof(float)));
+  float* y = static_cast<float*>(be->allocate(std::size_t(m) * m * sizeof(float)));
+  be->fill_zero(x, std::size_t(m) * m * sizeof(float));
+  be->synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 40; ++i) be->matmul_forward(y, x, x, nullptr, m, m, m);
+  timed->all_gather(a, b, n);
+  const double call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("copy %.3f ms; timed all-gather %.3f ms of %.3f ms with the queued GEMMs\n", copy_ms,
+              1e3 * seconds, 1e3 * call_s);
+  EXPECT_GE(seconds, 0.5e-3 * copy_ms);
+  EXPECT_LT(seconds, 0.5 * call_s);
+  timed.reset();
+  for (float* p : {x, y}) be->release(p, std::size_t(m) * m * sizeof(float));
+  be->release(a, n * sizeof(float));
+  be->release(b, n * sizeof(float));
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
 }
 
 // The executor's kernel timer wraps the backend (tessel run --kernel-times): NCCL must still find
