@@ -6,7 +6,8 @@
 // A communicator that only queues its work (NCCL on a GPU stream) returns before the transfer
 // runs, so its host time says nothing. Given `queue`, each call synchronizes it first, so that the
 // kernels queued before are billed to compute, and again after, so that the transfer is billed to
-// communication: a host round trip per call, microseconds beside the transfers.
+// communication: a host round trip per call, microseconds beside the transfers. Posting a
+// point-to-point transfer and polling it do not synchronize; waiting for it does.
 #pragma once
 
 #include <memory>
