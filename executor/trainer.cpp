@@ -103,12 +103,15 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     // ---- setup whose errors every rank agrees on (same inputs everywhere) ----
     std::unique_ptr<Backend> backend;
     CommPath comm_path = CommPath::direct;
+    int local_ranks = 1, devices = 0;
     std::optional<TokenSource> data;
     agree_on_errors(world0, [&] {
         check_executable(m, p, world0.size(), o.plan_origin);
         if (o.steps < 1) throw InputError(fmt::format("--steps: expected at least 1, got {}", o.steps));
         backend = make_backend(o.backend);
-        comm_path = choose_comm_path(o.backend, o.comm, local_rank_from_environment().size, gpu_count());
+        local_ranks = local_rank_from_environment().size;
+        devices = gpu_count();
+        comm_path = choose_comm_path(o.backend, o.comm, local_ranks, devices);
         data = o.data_path.empty() ? TokenSource::synthetic(m.vocab_size, o.seed)
                                    : TokenSource::from_file(o.data_path, m.vocab_size, p.seq_length);
     });
@@ -265,9 +268,9 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     // ---- what the runtime holds beside the executor's tensors ----
     // The CUDA context, the libraries' workspaces and NCCL's buffers, at the end of the run when
     // all of them exist (the simulator's runtime reserve is the same quantity). The device counts
-    // every process on it, so ranks that share a GPU are not measured. 0 on the CPU backend.
-    backend->synchronize();
-    const bool shares_device = local_rank_from_environment().size > std::max(gpu_count(), 1);
+    // every process on it, so ranks that share a GPU are not measured. 0 on the CPU backend. (The
+    // last step ended with a synchronize.)
+    const bool shares_device = local_ranks > std::max(devices, 1);
     const double runtime_bytes = shares_device ? 0.0 : double(backend->runtime_memory_bytes());
 
     // ---- what was measured ----

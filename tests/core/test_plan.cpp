@@ -4,6 +4,7 @@
 #include "core/errors.h"
 #include "core/plan.h"
 #include "core/presets.h"
+#include "tests/planner/plan_fixtures.h"
 
 using namespace tessel;
 
@@ -38,15 +39,7 @@ TEST(Plan, RulesNameTheKey) {
 
 TEST(Plan, UnevenInterleavedChunksShortenOnlyTheEnds) {
     const ModelSpec m = load_model("llama3-405b");  // 126 layers
-    Plan p;
-    p.tp = 8;
-    p.pp = 16;
-    p.dp = 1;
-    p.microbatch_size = 1;
-    p.global_batch_size = 32;
-    p.seq_length = 8192;
-    p.virtual_stages = 2;
-    p.schedule = Schedule::interleaved;
+    Plan p = tessel::testing::make_plan(8, 16, 1, 1, 1, 32, 8192, 2);
     EXPECT_NO_THROW(validate_plan(p, m, 128, "p.json"));
     const auto l = layers_per_chunk(126, 16, 2);  // 2 x 3 + 30 x 4 = 126
     ASSERT_EQ(l.size(), 32u);
