@@ -9,18 +9,19 @@
 #   mpi2-<layout>.measured.txt two ranks sharing the GPU (collectives staged through the host)
 #   torch-*.txt                PyTorch training steps of Llama 3.2 1B and 3B (tools/gpu/torch_train_step.py)
 #   allocator-headroom/        the same step with GPU memory held aside (--ballast-GiB)
+#   attention-speed.txt        PyTorch SDPA attention at head dim 128 (tools/gpu/attention_speed.py)
 #   fsdp-headroom/             an FSDP step of MPT-30b-shaped blocks with the allocator capped near its peak
 #   racecheck-*.txt, memcheck-*.txt  compute-sanitizer on the kernels
 # Every step has its own time limit and a failing step does not stop the others; steps.txt lists
 # each step's exit code and seconds.
 # Usage: scripts/measure-gpu.sh [BUILD_DIR]   (default build; a CUDA-enabled build)
-# PARTS (default "tessel torch fsdp sanitizers") picks which groups of steps run.
+# PARTS (default "tessel torch fsdp attention sanitizers") picks which groups of steps run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 OUT="${OUT:-reports/gpu}"
 STEPS="${STEPS:-20}"
-PARTS="${PARTS:-tessel torch fsdp sanitizers}"
+PARTS="${PARTS:-tessel torch fsdp attention sanitizers}"
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -118,6 +119,11 @@ if [ "$HAVE_TORCH" = 1 ] && part fsdp; then
   step fsdp-headroom/default 200 python3 tools/gpu/fsdp_headroom.py
   step fsdp-headroom/expandable-segments 200 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
     python3 tools/gpu/fsdp_headroom.py
+fi
+if [ "$HAVE_TORCH" = 1 ] && part attention; then
+  # SDPA's attention kernels at head dim 128: the FlashAttention-2 README's grid (the source of the
+  # presets' flash efficiencies), long causal sequences, and a context-parallel rank's ring steps.
+  step attention-speed 300 python3 tools/gpu/attention_speed.py
 fi
 if [ "$HAVE_TORCH" = 0 ]; then echo "PyTorch with CUDA not found: no side-by-side step" >> "$OUT/steps.txt"; fi
 
