@@ -30,6 +30,7 @@ struct SimulateArgs {
     bool reduce_after_pipeline_flush = false;
     bool backward_prefetch = false;
     bool eager_rmsnorm = false;
+    bool no_dropout = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -73,6 +74,7 @@ void run_simulate(const SimulateArgs& a) {
     o.memory_headroom = a.memory_headroom;
     o.fused_attention = a.attention != "unfused";
     o.flash_attention_version = a.attention == "flash1" ? 1 : 2;
+    o.cudnn_attention = a.attention == "cudnn";
     o.fused_elementwise = !a.eager_elementwise;
     o.fused_cross_entropy = a.fused_cross_entropy;
     o.overlap_p2p_comm = !a.blocking_p2p;
@@ -82,6 +84,7 @@ void run_simulate(const SimulateArgs& a) {
     o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
     o.backward_prefetch = a.backward_prefetch;
     o.eager_rmsnorm = a.eager_rmsnorm;
+    o.model_dropout = !a.no_dropout;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -105,9 +108,11 @@ void add_simulate(CLI::App& app) {
     cmd->add_option("--memory-headroom", args->memory_headroom, "fraction of GPU memory kept free when judging fit")
         ->check(CLI::Range(0.0, 0.9));
     cmd->add_option("--attention", args->attention,
-                    "attention kernel: flash2 (FlashAttention-2, cuDNN, SDPA, Transformer Engine), flash1 "
-                    "(FlashAttention v1, the Triton FlashAttention), unfused (pre-2022 Megatron)")
-        ->check(CLI::IsMember({"flash2", "flash1", "unfused"}));
+                    "attention kernel: flash2 (FlashAttention-2, PyTorch SDPA's flash backend), cudnn (cuDNN's "
+                    "fused attention: Transformer Engine on Hopper, llm.c; at flash2's speed where the cluster "
+                    "gives no cuDNN figures), flash1 (FlashAttention v1, the Triton FlashAttention), unfused "
+                    "(pre-2022 Megatron)")
+        ->check(CLI::IsMember({"flash2", "cudnn", "flash1", "unfused"}));
     cmd->add_flag("--eager-elementwise", args->eager_elementwise,
                   "one kernel per PyTorch op between the GEMMs (no torch.compile, no fused kernels)");
     cmd->add_flag("--fused-cross-entropy", args->fused_cross_entropy,
@@ -125,6 +130,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--reduce-after-pipeline-flush", args->reduce_after_pipeline_flush,
                   "with pipeline stages, gradients reduce after the last microbatch's backward instead of beside "
                   "it (DeepSpeed's pipeline engine)");
+    cmd->add_flag("--no-dropout", args->no_dropout,
+                  "a GPT-family model trained without its dropout (llm.c, llm-foundry's MPT); by default "
+                  "learned-position models apply attention and hidden dropout, as Megatron-LM does");
     cmd->add_flag("--eager-rmsnorm", args->eager_rmsnorm,
                   "RMSNorm as eager PyTorch ops in fp32 (torch.nn.RMSNorm without torch.compile) instead of one kernel");
     cmd->add_flag("--backward-prefetch", args->backward_prefetch,

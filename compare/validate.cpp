@@ -28,7 +28,8 @@ const std::vector<std::string>& validation_rules() {
     static const std::vector<std::string> rules = {
         "R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden; null activation = "
         "gelu. Ungated activations (GeLU, ReLU, squared ReLU) are the GPT family (two-matrix MLP, LayerNorm, "
-        "learned positions, tied embeddings, dropout); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
+        "learned positions, tied embeddings, attention and hidden dropout 0.1 where the stack applies it: Megatron-LM "
+        "and DeepSpeed do, llm.c has none and llm-foundry's MPT configurations set it to 0); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
         "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). Null vocab_size = "
         "GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does "
         "(--make-vocab-size-divisible-by 128) and llm.c does (50304).",
@@ -67,10 +68,12 @@ const std::vector<std::string>& validation_rules() {
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names.",
         "R12 kernels of the stack, from the framework's documented configuration unless the row names them: "
-        "the fused attention kernel's generation (FlashAttention-2 class: Megatron-LM through Transformer Engine, "
-        "torchtitan's SDPA, llm.c's cuDNN; FlashAttention-1 class: llm-foundry's benchmark configurations, which "
-        "run attn_impl \"triton\", the Triton FlashAttention; a row naming FlashAttention-2, cuDNN or "
-        "attn_impl flash/triton says which); fused elementwise kernels (Megatron-LM, llm.c) or eager PyTorch "
+        "the fused attention kernel (FlashAttention-2 class: torchtitan's SDPA, whose cuDNN backend PyTorch made "
+        "opt-in in October 2024; cuDNN's fused attention: Megatron-LM, whose Transformer Engine prefers it to "
+        "FlashAttention on Hopper and newer, and llm.c built with cuDNN, each at FlashAttention-2's speed on a GPU "
+        "with no faster cuDNN figures (the A100 presets); FlashAttention-1 class: llm-foundry's benchmark "
+        "configurations, which run attn_impl \"triton\", the Triton FlashAttention; a row naming FlashAttention-2, "
+        "cuDNN or attn_impl flash/triton says which); fused elementwise kernels (Megatron-LM, llm.c) or eager PyTorch "
         "ops (llm-foundry, torchtitan without torch.compile); the loss as a fused kernel (llm.c's classifier, "
         "llm-foundry's default flash-attn xentropy) or the eager fp32 cross entropy (Megatron-LM, torchtitan); "
         "RMSNorm as one kernel unless the row names an eager one (torchtitan's norm_type rmsnorm without "
@@ -311,6 +314,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // R12: the framework's kernels, unless the row names them.
     if (contains(stated, "FlashAttention-2") || contains(stated, "cuDNN") || contains(stated, "attn_impl: flash"))
         o.flash_attention_version = 2;
+    if (contains(stated, "FlashAttention-2") || contains(stated, "attn_impl: flash")) o.cudnn_attention = false;
+    if (contains(stated, "cuDNN")) o.cudnn_attention = true;
     if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
     o.fused_elementwise = o.fused_elementwise || contains(stated, "torch.compile");
     // An eager RMSNorm only where the row names it (torchtitan's norm_type "rmsnorm"); compiled

@@ -36,9 +36,12 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
         throw input_error(file, "gpu.peak_tflops", "at least a \"bf16\" or \"fp32\" peak in TFLOP/s");
     c.gpu.sm_count = int(g.integer("sm_count", 0, 0, 1 << 16));
     c.gpu.matmul_efficiency = g.number("matmul_efficiency", 0.0, 0.0, 1.0, false);
+    c.gpu.fp8_matmul_efficiency = g.number("fp8_matmul_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.flash_forward_efficiency = g.number("flash_forward_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.flash_backward_efficiency = g.number("flash_backward_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.flash1_efficiency = g.number("flash1_efficiency", 0.0, 0.0, 1.0, false);
+    c.gpu.cudnn_forward_efficiency = g.number("cudnn_forward_efficiency", 0.0, 0.0, 1.0, false);
+    c.gpu.cudnn_backward_efficiency = g.number("cudnn_backward_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.tdp_W = g.number("tdp_W", 0.0, 0.0, 1e5, false);
     c.gpu.power_limit_W = g.number("power_limit_W", 0.0, 0.0, 1e5, false);
     if (c.gpu.power_limit_W > 0 && c.gpu.tdp_W <= 0)
@@ -99,9 +102,12 @@ json to_json(const ClusterSpec& c) {
               {"price_per_gpu_hour", c.price_per_gpu_hour}};
     if (c.gpu.sm_count > 0) j["gpu"]["sm_count"] = c.gpu.sm_count;
     if (c.gpu.matmul_efficiency > 0) j["gpu"]["matmul_efficiency"] = c.gpu.matmul_efficiency;
+    if (c.gpu.fp8_matmul_efficiency > 0) j["gpu"]["fp8_matmul_efficiency"] = c.gpu.fp8_matmul_efficiency;
     if (c.gpu.flash_forward_efficiency > 0) j["gpu"]["flash_forward_efficiency"] = c.gpu.flash_forward_efficiency;
     if (c.gpu.flash_backward_efficiency > 0) j["gpu"]["flash_backward_efficiency"] = c.gpu.flash_backward_efficiency;
     if (c.gpu.flash1_efficiency > 0) j["gpu"]["flash1_efficiency"] = c.gpu.flash1_efficiency;
+    if (c.gpu.cudnn_forward_efficiency > 0) j["gpu"]["cudnn_forward_efficiency"] = c.gpu.cudnn_forward_efficiency;
+    if (c.gpu.cudnn_backward_efficiency > 0) j["gpu"]["cudnn_backward_efficiency"] = c.gpu.cudnn_backward_efficiency;
     if (c.gpu.tdp_W > 0) j["gpu"]["tdp_W"] = c.gpu.tdp_W;
     if (c.gpu.power_limit_W > 0) j["gpu"]["power_limit_W"] = c.gpu.power_limit_W;
     if (c.profile) j["profile"] = *c.profile;

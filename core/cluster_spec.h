@@ -23,10 +23,17 @@ struct GpuSpec {
     // 128, causal, long sequences) forward and backward — it differs by GPU generation.
     // flash1_efficiency: the same for a FlashAttention-1-class kernel (FlashAttention v1, the
     // Triton FlashAttention), forward and backward together.
+    // cudnn_*_efficiency: the same for cuDNN's fused flash attention (Transformer Engine's
+    // FusedAttention, PyTorch SDPA's cuDNN backend), forward and backward, where it is faster than
+    // FlashAttention-2 (Hopper); 0: it runs at the flash_*_efficiency figures.
     int sm_count = 0;
     double matmul_efficiency = 0;
     double flash_forward_efficiency = 0, flash_backward_efficiency = 0;
     double flash1_efficiency = 0;
+    double cudnn_forward_efficiency = 0, cudnn_backward_efficiency = 0;
+    // fp8_matmul_efficiency: the fraction of the fp8 peak a large fp8 GEMM reaches (a measured
+    // ceiling like matmul_efficiency); 0: the same fraction as matmul_efficiency.
+    double fp8_matmul_efficiency = 0;
     // tdp_W: the board power the peaks and measured ceilings above were taken at (the datasheet's
     // maximum). power_limit_W: the cap the GPUs actually ran under (nvidia-smi -pl); 0 = the TDP.
     double tdp_W = 0;

@@ -77,8 +77,11 @@ const StepBound::BlockTimes& StepBound::block_times(const Plan& p) const {
 
     OverlapOptions overlap;
     overlap.tp_comm_overlap = options_.tp_comm_overlap;
-    overlap.attention = options_.fused_attention ? AttentionKernel::flash : AttentionKernel::unfused;
-    overlap.dropout = default_activation_options(model_).dropout;
+    // The simulation's own kernel, except FlashAttention-1's slower one: FlashAttention-2 is a
+    // lower bound on its time.
+    overlap.attention = attention_kernel(options_);
+    if (overlap.attention == AttentionKernel::flash1) overlap.attention = AttentionKernel::flash;
+    overlap.dropout = default_activation_options(model_).dropout && options_.model_dropout;
     const BlockModels b = block_models(model_, p, *k.gpu, tp, cp, overlap);
     BlockTimes t;
     t.layer_forward = b.layer.forward.total();

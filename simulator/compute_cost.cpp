@@ -43,6 +43,10 @@ constexpr double kAttentionHeadDimHalf = 16.0;
 // dim 128, forward + backward, 16k tokens per batch: A100 99/133/155/173/182/189 TFLOP/s and
 // H100 163/221/265/294/308/328 at 512...16k tokens; 1.5 reproduces both within 4%. FlashAttention
 // v1 and the Triton kernel ramp less (A100 FlashAttention 55-83, Triton 50-80; H100 98-137): 0.6.
+// cuDNN's fused attention takes FlashAttention-2's 1.5: its forward curve ramps less steeply at
+// short lengths (Shah et al. 2024, Fig. 5, H100 causal head dim 128: 315/484/539 TFLOP/s at
+// 512/2k/16k, where this ramp gives about 269/430/541), so sequences of 2k and less run it a
+// little slow; no published forward + backward curve of cuDNN to fit its own.
 constexpr double kFlash2BlockOverhead = 1.5;
 constexpr double kFlash1BlockOverhead = 0.6;
 }  // namespace
@@ -67,6 +71,10 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Pr
     gemm_peak_ = gpu.peak(precision) * units::TFLOP * clock;
     other_peak_ = gpu.peak(non_gemm) * units::TFLOP * clock;
     if (gemm_peak_ <= 0) gemm_peak_ = other_peak_;
+    // fp8 GEMMs keep less of their (doubled) peak than 16-bit ones: the shape model's ceiling is
+    // the 16-bit one, so scale the fp8 rate by the ratio of the two measured ceilings.
+    if (precision == Precision::fp8 && gpu.fp8_matmul_efficiency > 0 && eff.gemm_max_efficiency > 0)
+        gemm_peak_ *= gpu.fp8_matmul_efficiency / eff.gemm_max_efficiency;
     device_memory_Bps_ = gpu.memory_bandwidth_GBps * units::GB;
     memory_Bps_ = device_memory_Bps_ * eff.memory_bandwidth_efficiency;
     element_bytes_ = precision == Precision::fp32 ? 4.0 : (precision == Precision::fp8 ? 1.0 : 2.0);
@@ -119,6 +127,13 @@ double ComputeModel::attention_efficiency(const AttentionShape& a, bool forward)
     const bool v1 = a.kernel == AttentionKernel::flash1;
     double base = v1 ? std::min(1.0, eff_.attention_v1_efficiency * eff_.attention_v1_scale)
                      : (forward ? eff_.attention_forward_efficiency : eff_.attention_backward_efficiency);
+    const bool cudnn_kernel = a.kernel == AttentionKernel::cudnn && (forward ? eff_.attention_cudnn_forward_efficiency
+                                                                             : eff_.attention_cudnn_backward_efficiency) > 0;
+    if (cudnn_kernel) base = forward ? eff_.attention_cudnn_forward_efficiency : eff_.attention_cudnn_backward_efficiency;
+    if (a.dropout && !v1) {
+        if (cudnn_kernel) base /= forward ? eff_.cudnn_dropout_forward_slowdown : eff_.cudnn_dropout_backward_slowdown;
+        else base /= forward ? eff_.flash_dropout_forward_slowdown : eff_.flash_dropout_backward_slowdown;
+    }
     // Head-dim ramp, normalised to head dim 128 (FlashAttention-2 class only).
     const double d = a.head_dim;
     const double dim = v1 ? 1.0 : (d / (d + kAttentionHeadDimHalf)) / (128.0 / (128.0 + kAttentionHeadDimHalf));

@@ -23,13 +23,17 @@ struct GemmShape {
 };
 
 // flash: a FlashAttention-2-class fused kernel that never writes the s x s scores
-// (FlashAttention-2, cuDNN fused attention, PyTorch SDPA's flash backend, Transformer Engine).
+// (FlashAttention-2, PyTorch SDPA's flash backend, Transformer Engine's FlashAttention).
+// cudnn: cuDNN's fused flash attention (Transformer Engine's FusedAttention, which it prefers on
+// Hopper and newer; llm.c with USE_CUDNN; SDPA's cuDNN backend): the same memory traffic, at the
+// GPU's cuDNN figures where it has them (about 1.6x FlashAttention-2 on an H100), else at
+// FlashAttention-2's.
 // flash1: a FlashAttention-1-class fused kernel: the same memory traffic, about half the rate
 // (FlashAttention v1 in CUDA, and the Triton FlashAttention of flash_attn_triton.py that
 // llm-foundry runs as attn_impl "triton"); Dao 2023, Fig. 4, measures both next to FlashAttention-2.
 // unfused: Megatron-LM's pre-2022 core attention: batched GEMMs for QK^T and PV around a fused
 // scale-mask-softmax and a dropout that read and write the whole s x s tensor.
-enum class AttentionKernel { flash, flash1, unfused };
+enum class AttentionKernel { flash, flash1, unfused, cudnn };
 
 // Batch x heads independent (s_q x s_kv) attention problems of head size d.
 struct AttentionShape {

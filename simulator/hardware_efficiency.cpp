@@ -21,6 +21,8 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     if (c.gpu.flash_forward_efficiency > 0) e.attention_forward_efficiency = c.gpu.flash_forward_efficiency;
     if (c.gpu.flash_backward_efficiency > 0) e.attention_backward_efficiency = c.gpu.flash_backward_efficiency;
     if (c.gpu.flash1_efficiency > 0) e.attention_v1_efficiency = c.gpu.flash1_efficiency;
+    if (c.gpu.cudnn_forward_efficiency > 0) e.attention_cudnn_forward_efficiency = c.gpu.cudnn_forward_efficiency;
+    if (c.gpu.cudnn_backward_efficiency > 0) e.attention_cudnn_backward_efficiency = c.gpu.cudnn_backward_efficiency;
     if (!c.profile) return e;
     ObjectReader r(*c.profile, c.name, "profile");
     e.gemm_max_efficiency = r.number("gemm_max_efficiency", e.gemm_max_efficiency, 0.0, 1.0);
@@ -29,6 +31,10 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     e.attention_backward_efficiency = r.number("attention_backward_efficiency", e.attention_backward_efficiency, 0.0, 1.0);
     e.attention_v1_efficiency = r.number("attention_v1_efficiency", e.attention_v1_efficiency, 0.0, 1.0);
     e.attention_v1_scale = r.number("attention_v1_scale", e.attention_v1_scale, 0.0, 10.0);
+    e.attention_cudnn_forward_efficiency =
+        r.number("attention_cudnn_forward_efficiency", e.attention_cudnn_forward_efficiency, 0.0, 1.0, false);
+    e.attention_cudnn_backward_efficiency =
+        r.number("attention_cudnn_backward_efficiency", e.attention_cudnn_backward_efficiency, 0.0, 1.0, false);
     e.memory_bandwidth_efficiency = r.number("memory_bandwidth_efficiency", e.memory_bandwidth_efficiency, 0.0, 100.0);
     e.kernel_launch_s = r.number("kernel_launch_us", e.kernel_launch_s / units::us, 0.0, 1e6, false) * units::us;
     e.sm_count = int(r.integer("sm_count", e.sm_count, 1, 1 << 16));
@@ -185,6 +191,10 @@ json to_profile_json(const HardwareEfficiency& e) {
                   {"latency_us", e.collective_latency_s / units::us},
                   {"sm_interference", e.sm_interference}}},
                 {"runtime_reserved_GiB", e.runtime_reserved_bytes / units::GiB}};
+    if (e.attention_cudnn_forward_efficiency > 0)
+        j["attention_cudnn_forward_efficiency"] = e.attention_cudnn_forward_efficiency;
+    if (e.attention_cudnn_backward_efficiency > 0)
+        j["attention_cudnn_backward_efficiency"] = e.attention_cudnn_backward_efficiency;
     if (!gemm.empty()) j["gemm_table"] = gemm;
     if (!attention.empty()) j["attention_table"] = attention;
     if (!e.streaming_table.empty()) {

@@ -9,6 +9,8 @@
 //     "attention_backward_efficiency": 0.50,  the same, backward (its 2.5x forward FLOPs)
 //     "attention_v1_efficiency": 0.27,        FlashAttention v1's benchmark, forward and backward
 //     "attention_v1_scale": 1.3,              FlashAttention-1-class kernels in training / that benchmark
+//     "attention_cudnn_forward_efficiency": 0.56,   cuDNN fused attention, forward (0: as FlashAttention-2)
+//     "attention_cudnn_backward_efficiency": 0.53,  the same, backward
 //     "memory_bandwidth_efficiency": 0.65,    fraction of HBM bandwidth a training step's streaming kernels reach
 //     "kernel_launch_us": 5,                  fixed cost of one kernel (launch, ramp-up, tail)
 //     "sustained_clock_fraction": 0.90,       share of the single-GPU compute ceilings kept in a full training step
@@ -46,7 +48,8 @@
 // memory_bandwidth_efficiency.
 //
 // Defaults without a profile come from the GPU spec (gpu.matmul_efficiency, gpu.sm_count,
-// gpu.flash_forward_efficiency, gpu.flash_backward_efficiency, gpu.flash1_efficiency) and the
+// gpu.flash_forward_efficiency, gpu.flash_backward_efficiency, gpu.flash1_efficiency,
+// gpu.cudnn_forward_efficiency, gpu.cudnn_backward_efficiency) and the
 // constants below. The attention efficiencies are long-sequence limits for causal attention at
 // head dim 128; compute_cost.cpp ramps them down for short sequences and small head dims.
 #pragma once
@@ -100,6 +103,23 @@ struct HardwareEfficiency {
     // training shapes is published. FITTED on the published runs with sustained_clock_fraction
     // and memory_bandwidth_efficiency (compare/validate.cpp, fit_global_parameters).
     double attention_v1_scale = 1.3;
+    // cuDNN's fused flash attention, the kernel Transformer Engine picks over FlashAttention-2 on
+    // Hopper and newer ("FusedAttention preference on Hopper+ for performance reasons"): fraction
+    // of the dense peak, forward and backward. 0: the FlashAttention-2 figures above (no faster
+    // cuDNN kernel known for this GPU). The GPU spec's cudnn_*_efficiency win over these.
+    double attention_cudnn_forward_efficiency = 0;
+    double attention_cudnn_backward_efficiency = 0;
+    // Time of a fused attention kernel with attention dropout against the same kernel without:
+    // the kernel draws a random number per score element on the CUDA cores beside the tensor-core
+    // products. Measured with PyTorch SDPA on an H200 (reports/gpu/h200/attention-dropout.txt;
+    // head dim 128, causal, dropout 0.1, 2k-8k tokens): FlashAttention-2 1.17-1.27 forward and
+    // 1.10-1.11 backward; cuDNN 1.97-2.21 and 1.23-1.25, which undoes most of its forward lead.
+    // Kernel properties, not fitted to training runs. The FlashAttention-1-class Triton kernel has
+    // no dropout.
+    double flash_dropout_forward_slowdown = 1.21;
+    double flash_dropout_backward_slowdown = 1.10;
+    double cudnn_dropout_forward_slowdown = 2.05;
+    double cudnn_dropout_backward_slowdown = 1.24;
     // Fraction of the single-GPU measured ceilings (matmul_efficiency, flash_*_efficiency) that
     // compute-bound kernels keep through a real training step on a fully loaded node: power and
     // thermal limits lower the clock below what a lone benchmark holds, and neighbouring kernels

@@ -191,6 +191,7 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
 
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
     ActivationOptions a = default_activation_options(m);
+    a.dropout = a.dropout && o.model_dropout;
     a.flash_attention = o.fused_attention;
     a.fused_cross_entropy = o.fused_cross_entropy;
     a.metric_cross_entropies = o.metric_cross_entropies;

@@ -80,13 +80,17 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
 
 }  // namespace
 
+AttentionKernel attention_kernel(const SimulateOptions& o) {
+    if (!o.fused_attention) return AttentionKernel::unfused;
+    if (o.flash_attention_version == 1) return AttentionKernel::flash1;
+    return o.cudnn_attention ? AttentionKernel::cudnn : AttentionKernel::flash;
+}
+
 OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
     OverlapOptions overlap;
     overlap.tp_comm_overlap = o.tp_comm_overlap;
-    overlap.attention = !o.fused_attention                ? AttentionKernel::unfused
-                        : o.flash_attention_version == 1 ? AttentionKernel::flash1
-                                                         : AttentionKernel::flash;
-    overlap.dropout = default_activation_options(m).dropout;
+    overlap.attention = attention_kernel(o);
+    overlap.dropout = default_activation_options(m).dropout && o.model_dropout;
     overlap.fused_elementwise = o.fused_elementwise;
     overlap.fused_cross_entropy = o.fused_cross_entropy;
     overlap.eager_rmsnorm = o.eager_rmsnorm;
@@ -97,7 +101,8 @@ OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
 double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Plan& p) {
     check_precision_peak(c, p.precision);
     const HardwareEfficiency e = hardware_efficiency(c);
-    const double best = std::max({e.gemm_max_efficiency, e.attention_forward_efficiency, e.attention_backward_efficiency});
+    const double best = std::max({e.gemm_max_efficiency, e.attention_forward_efficiency, e.attention_backward_efficiency,
+                                  e.attention_cudnn_forward_efficiency, e.attention_cudnn_backward_efficiency});
     const auto f = flops_per_token(m, p.seq_length, p.recompute);
     const double tokens = double(p.global_batch_size) * p.seq_length;
     const double work = f.hardware * tokens / p.world_size() / (c.gpu.peak(p.precision) * units::TFLOP * best);

@@ -54,6 +54,14 @@ struct SimulateOptions {
     // attention, PyTorch SDPA's flash backend, Transformer Engine); 1 = FlashAttention-1 class
     // (FlashAttention v1, the Triton FlashAttention — llm-foundry's attn_impl "triton").
     int flash_attention_version = 2;
+    // A FlashAttention-2-class kernel that is cuDNN's fused attention (AttentionKernel::cudnn):
+    // Transformer Engine's choice on Hopper and newer, llm.c's with USE_CUDNN. It runs at the GPU's
+    // cuDNN figures where the cluster gives them, else as FlashAttention-2.
+    bool cudnn_attention = false;
+    // The run applies the model's dropout (the GPT family's attention and hidden dropout 0.1, as
+    // Megatron-LM and DeepSpeed default to). false: a trainer that runs GPT-style models without it
+    // (llm.c has no dropout; llm-foundry's MPT configurations set every dropout to 0).
+    bool model_dropout = true;
     // Elementwise kernels fused (Megatron's fused kernels, Transformer Engine, llm.c) or one per
     // eager PyTorch op (layer_cost.h, OverlapOptions).
     bool fused_elementwise = true;
@@ -67,6 +75,9 @@ struct SimulateOptions {
     // torchtitan, DeepSpeed, llm.c log the loss itself: 0). OverlapOptions has the cost.
     int metric_cross_entropies = 0;
 };
+
+// The attention kernel the options name.
+AttentionKernel attention_kernel(const SimulateOptions& o);
 
 // The kernel and overlap choices block_models() takes, from the options and the model.
 OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o);

@@ -4,14 +4,20 @@ namespace tessel {
 
 // Megatron-LM (arguments.py): bf16 forces accumulate_allreduce_grads_in_fp32; overlap_grad_reduce
 // and overlap_param_gather are off unless --overlap-grad-reduce / --overlap-param-gather are
-// given. Kernels: fused bias-GeLU / bias-dropout-add / rotary kernels, FlashAttention-2 or cuDNN
-// attention through Transformer Engine, vocab_parallel_cross_entropy on fp32 logits
-// (--cross-entropy-loss-fusion is off by default). Commit 83b1e42f30 (2022-02-13) added
-// --gradient-accumulation-fusion, on unless --no-gradient-accumulation-fusion is given.
+// given. Kernels: fused bias-GeLU / bias-dropout-add / rotary kernels, attention through
+// Transformer Engine, vocab_parallel_cross_entropy on fp32 logits (--cross-entropy-loss-fusion is
+// off by default). Transformer Engine's DotProductAttention runs cuDNN's FusedAttention where it
+// and FlashAttention both apply on compute capability 9.0 and newer ("Disabling FlashAttention to
+// give FusedAttention preference on Hopper+ for performance reasons",
+// transformer_engine/pytorch/attention.py, get_attention_backend) and FlashAttention-2 before
+// Hopper; the A100 presets give no cuDNN figures, so there it runs as FlashAttention-2. Commit
+// 83b1e42f30 (2022-02-13) added --gradient-accumulation-fusion, on unless
+// --no-gradient-accumulation-fusion is given.
 const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .overlaps_grad_reduce = false,
                                 .overlaps_param_gather = false,
+                                .cudnn_attention = true,
                                 .grad_accumulation_fusion_date = 20220213};
 
 // DeepSpeed (deepspeed/runtime/pipe/engine.py, bf16_optimizer.py, zero/config.py): overlap_comm
@@ -31,6 +37,7 @@ const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
 // (the default of scripts/train/benchmarking/submit_benchmarks.py and of the v0.3 pretrain yamls:
 // the Triton FlashAttention, a FlashAttention-1-class kernel), eager PyTorch elementwise ops, and
 // its default loss_fn "fused_crossentropy" (flash-attn's xentropy kernel, modeling_mpt.py).
+// Its MPT configurations set attn_pdrop, resid_pdrop and emb_pdrop to 0 (MPTConfig's defaults).
 // Composer's trainer (composer/trainer/trainer.py, _train_microbatch) updates the model's train
 // metrics after each microbatch's backward under no_grad; ComposerMPTCausalLM's are
 // LanguageCrossEntropy and LanguagePerplexity (a subclass that repeats the same update), each a
@@ -39,13 +46,16 @@ const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
 // separate kernel; its mixed-precision mode (DEFAULT: fp32 reduction, PURE: bf16) is stated per run.
 const SoftwareStack kLlmFoundry{.name = "llm-foundry",
                                 .flash_version = 1,
+                                .applies_dropout = false,
                                 .fused_elementwise = false,
                                 .fused_cross_entropy = true,
                                 .metric_cross_entropies = 2,
                                 .fuses_grad_accumulation = false};
 
-// torchtitan: training.mixed_precision_reduce = "float32"; activation_checkpoint.selective_ac_option
-// "op" / "2" re-runs about half a forward; SDPA's FlashAttention-2 backend, eager ops
+// torchtitan (Llama models: no dropout): training.mixed_precision_reduce = "float32"; activation_checkpoint.selective_ac_option
+// "op" / "2" re-runs about half a forward; SDPA's FlashAttention-2 backend (PyTorch made SDPA's
+// cuDNN backend opt-in in October 2024, pytorch/pytorch#138522, so on an H100 SDPA picks
+// FlashAttention-2; PyTorch 2.10+ with cuDNN 9.15+ prefers cuDNN again), eager ops
 // (training.compile = false in its configs), F.cross_entropy on .float() logits; FSDP2 adds each
 // reduced gradient shard in a separate kernel. Its tensor-parallel plan (parallelize_llama) shards
 // the norms' inputs along the sequence (SequenceParallel): sequence parallelism whenever TP > 1.
@@ -59,13 +69,14 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .half_forward_selective = true,
                                 .sequence_parallel_with_tp = true,
                                 .pipeline_gathers_once = true,
+                                .applies_dropout = false,
                                 .fused_elementwise = false,
                                 .fuses_grad_accumulation = false};
 
-// llm.c: bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
+// llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
 // that accumulates into the gradient buffer in the GEMM itself.
-const SoftwareStack kLlmC{.name = "llm.c", .fused_cross_entropy = true};
+const SoftwareStack kLlmC{.name = "llm.c", .cudnn_attention = true, .applies_dropout = false, .fused_cross_entropy = true};
 
 SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     SimulateOptions o;
@@ -74,6 +85,8 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.overlap_param_gather = s.overlaps_param_gather;
     o.grad_reduce_in_fp32 = (precision == Precision::bf16 || precision == Precision::fp8) && s.bf16_grads_reduced_in_fp32;
     o.flash_attention_version = s.flash_version;
+    o.cudnn_attention = s.cudnn_attention;
+    o.model_dropout = s.applies_dropout;
     o.fused_elementwise = s.fused_elementwise;
     o.fused_cross_entropy = s.fused_cross_entropy;
     o.metric_cross_entropies = s.metric_cross_entropies;

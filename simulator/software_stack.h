@@ -20,6 +20,8 @@ struct SoftwareStack {
     bool pipeline_gathers_once = false;       // FSDP with pipeline stages: weights gathered once and kept,
                                               // gradients accumulated unsharded, reduced after the last microbatch
     int flash_version = 2;                    // generation of its fused attention kernel
+    bool cudnn_attention = false;             // that kernel is cuDNN's where the GPU has a faster one
+    bool applies_dropout = true;              // a GPT-family model's dropout (0.1) is on
     bool fused_elementwise = true;            // fused elementwise kernels rather than eager PyTorch ops
     bool fused_cross_entropy = false;         // a fused classifier kernel rather than the fp32 eager loss
     int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch

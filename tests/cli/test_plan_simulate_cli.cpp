@@ -116,3 +116,23 @@ TEST(SimulateCli, PlanFileWithoutPrecisionTakesOneTheClusterHas) {
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("peak_tflops.bf16"), std::string::npos) << bad.err;
 }
+
+TEST(SimulateCli, CudnnAttentionAndNoDropoutAreAcceptedAndChangeTheStep) {
+    // gpt2-1.5b on one H100: cuDNN's attention (faster on the H100 preset) and the model without
+    // its dropout (no masks, no dropout in the attention kernel) each shorten the step.
+    const auto dir = temp_dir("simulate_attention");
+    auto step = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx-h100", "--gpus", "1",
+                                         "--microbatch-size", "4", "--global-batch-size", "4", "--json", dir + "/r.json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = run_tessel(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return read(dir + "/r.json")["step_time_s"].get<double>();
+    };
+    const double flash = step({});
+    EXPECT_LT(step({"--attention", "cudnn", "--no-dropout"}), step({"--no-dropout"}));
+    EXPECT_LT(step({"--no-dropout"}), flash);
+    auto bad = run_tessel({"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx-h100", "--gpus", "1", "--attention", "flash3"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE((bad.out + bad.err).find("attention"), std::string::npos);
+}

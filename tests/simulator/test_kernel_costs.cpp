@@ -294,3 +294,79 @@ TEST(KernelCosts, FusedLossKeepsSixteenBitLogitsInsteadOfTheFp32Softmax) {
     const double diff = estimate_memory(m, c, p, eager).activations - estimate_memory(m, c, p, fused).activations;
     EXPECT_NEAR(diff, 2.0 * 4 * 1024 * double(m.vocab_size) / (1024.0 * 1024 * 1024), 1e-9);
 }
+
+TEST(KernelCosts, CudnnAttentionReachesItsPublishedLongSequenceSpeedOnH100) {
+    // Shah et al. 2024 (FlashAttention-3), Fig. 5-6, H100 SXM5, head dim 128, 16k tokens (one
+    // sequence, 16 heads): cuDNN forward 539 TFLOP/s (causal), backward 516. The kernel takes
+    // FlashAttention-2's ramp, so shorter sequences run slower (the figure's cuDNN forward falls to
+    // 484 at 2k and 315 at 512; the ramp gives somewhat less there).
+    const auto h100 = bench_gpu("dgx-h100");
+    AttentionShape a{16, 16384, 16384, 128, true, AttentionKernel::cudnn};
+    const double counted = 4.0 * 16 * 16384.0 * 16384 * 128 / 2.0;  // the benchmark's causal count
+    EXPECT_NEAR(counted / h100.attention_forward_time(a) / 1e12, 539, 0.05 * 539);
+    EXPECT_NEAR(2.5 * counted / h100.attention_backward_time(a) / 1e12, 516, 0.05 * 516);
+    AttentionShape f = a;
+    f.kernel = AttentionKernel::flash;
+    EXPECT_LT(h100.attention_forward_time(a), h100.attention_forward_time(f) / 1.4);
+    EXPECT_LT(benchmark_tflops(h100, 2048, AttentionKernel::cudnn), benchmark_tflops(h100, 16384, AttentionKernel::cudnn));
+    // A GPU with no cuDNN figures (the A100 presets) runs it as FlashAttention-2.
+    const auto a100 = bench_gpu("dgx-a100");
+    EXPECT_DOUBLE_EQ(a100.attention_forward_time(a), a100.attention_forward_time(f));
+    EXPECT_DOUBLE_EQ(a100.attention_backward_time(a), a100.attention_backward_time(f));
+}
+
+TEST(KernelCosts, AttentionDropoutSlowsTheFusedKernelsByTheirMeasuredFactors) {
+    // Measured on an H200 (reports/gpu/h200/attention-dropout.txt): with dropout 0.1 the
+    // FlashAttention-2 kernel runs 1.21x / 1.10x as long forward / backward, cuDNN's 2.05x / 1.24x.
+    // The Triton FlashAttention-1-class kernel has no dropout.
+    const ComputeModel h100 = bench_gpu("dgx-h100");
+    const HardwareEfficiency& e = h100.efficiency();
+    auto ratio = [&](AttentionKernel k, bool forward) {
+        AttentionShape a{16, 16384, 16384, 128, true, k};
+        AttentionShape d = a;
+        d.dropout = true;
+        return forward ? h100.attention_forward_time(d) / h100.attention_forward_time(a)
+                       : h100.attention_backward_time(d) / h100.attention_backward_time(a);
+    };
+    EXPECT_NEAR(ratio(AttentionKernel::flash, true), e.flash_dropout_forward_slowdown, 1e-9);
+    EXPECT_NEAR(ratio(AttentionKernel::flash, false), e.flash_dropout_backward_slowdown, 1e-9);
+    EXPECT_NEAR(ratio(AttentionKernel::cudnn, true), e.cudnn_dropout_forward_slowdown, 1e-9);
+    EXPECT_NEAR(ratio(AttentionKernel::cudnn, false), e.cudnn_dropout_backward_slowdown, 1e-9);
+    EXPECT_DOUBLE_EQ(ratio(AttentionKernel::flash1, true), 1.0);
+    EXPECT_NEAR(e.flash_dropout_forward_slowdown, 1.21, 0.005);
+    EXPECT_NEAR(e.cudnn_dropout_forward_slowdown, 2.05, 0.005);
+    // With dropout, cuDNN's forward is no faster than FlashAttention-2's on the H100's figures
+    // (0.56 / 2.05 against 0.39 / 1.21 of the peak).
+    AttentionShape c{16, 16384, 16384, 128, true, AttentionKernel::cudnn, true};
+    AttentionShape f = c;
+    f.kernel = AttentionKernel::flash;
+    EXPECT_GT(h100.attention_forward_time(c), h100.attention_forward_time(f));
+}
+
+TEST(KernelCosts, GemmModelMatchesBackToBackGemmsMeasuredOnAnH200) {
+    // reports/gpu/h200/gemm-speed.txt (tools/gpu/gemm_speed.py): cuBLASLt through PyTorch, random
+    // operands, runs of back-to-back calls, share of the dense peak. bf16 at Llama 3.1 8B/70B's
+    // forward GEMMs (8192 tokens) and at the Megatron-Core 7.1B model's (4096 tokens, tp 2); fp8
+    // as a training step mixes them (forward with fast accumulation, two backward GEMMs without).
+    // The preset's lone-GPU ceilings times the fitted sustained-clock fraction give the same.
+    const ClusterSpec c = load_cluster("dgx-h200");
+    const HardwareEfficiency e = hardware_efficiency(c);
+    const ComputeModel bf16(c.gpu, e, Precision::bf16), fp8(c.gpu, e, Precision::fp8);
+    struct Measured {
+        double m, n, k, bf16, fp8;
+    };
+    const Measured measured[] = {
+        {8192, 6144, 4096, 0.689, 0.608},  {8192, 4096, 4096, 0.669, 0.607},  {8192, 28672, 4096, 0.680, 0.622},
+        {8192, 4096, 14336, 0.700, 0.638}, {8192, 10240, 8192, 0.684, 0.634}, {8192, 8192, 8192, 0.687, 0.628},
+        {8192, 57344, 8192, 0.688, 0.631}, {8192, 8192, 28672, 0.694, 0.638}, {4096, 6144, 4096, 0.666, 0.595},
+        {4096, 4096, 2048, 0.656, 0.540},  {4096, 8192, 4096, 0.668, 0.610},  {4096, 4096, 8192, 0.681, 0.616},
+    };
+    auto share = [](const ComputeModel& gpu, const Measured& x, double peak) {
+        GemmShape g{x.m, x.n, x.k};
+        return g.flops() / gpu.gemm_time(g) / peak;  // with its per-kernel fixed cost, as measured
+    };
+    for (const auto& x : measured) {
+        EXPECT_NEAR(share(bf16, x, 989e12), x.bf16, 0.05 * x.bf16) << x.m << " x " << x.n << " x " << x.k;
+        EXPECT_NEAR(share(fp8, x, 1979e12), x.fp8, 0.05 * x.fp8) << x.m << " x " << x.n << " x " << x.k;
+    }
+}

@@ -10,7 +10,9 @@ Three groups of shapes, each timed with every SDPA backend this PyTorch offers f
   ring     batch 1, 32 heads, the three kernels of load-balanced ring attention with chunks of
            c = 16384 tokens (torchtitan's Llama 3.1 8B context-parallel rows: 32768 local tokens):
            the diagonal step (2c x 2c causal), and the off-diagonal steps (2c queries x c keys, and
-           c queries x 2c keys, not causal).
+           c queries x 2c keys, not causal);
+  dropout  the readme grid's causal shapes at 2k-8k tokens with attention dropout 0.1 (GPT-family
+           runs; compare with the readme rows at dropout 0).
 FLOPs: forward 4*b*h*sq*sk*d, halved for a causal square; backward 2.5x forward (the
 FlashAttention-2 paper's accounting). One JSON object per line on stdout.
 Usage: python3 tools/gpu/attention_speed.py [--peak-tflops 989] [--groups readme long ring]
@@ -39,6 +41,9 @@ def shapes(groups):
     if "long" in groups:
         for seq in (32768, 65536, 131072):
             out.append(("long", 1, 32, seq, seq, True))
+    if "dropout" in groups:  # the same kernels with attention dropout 0.1 (GPT-family runs)
+        for seq in (2048, 4096, 8192):
+            out.append(("dropout", 16384 // seq, 16, seq, seq, True))
     if "ring" in groups:
         c = 16384
         out.append(("ring-diagonal", 1, 32, 2 * c, 2 * c, True))
@@ -70,25 +75,26 @@ def time_ms(fn, budget_s=0.6):
 
 
 def measure(group, b, h, sq, sk, causal, backend, peak, d=128):
+    p = 0.1 if group == "dropout" else 0.0
     q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn(b, h, sk, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     v = torch.randn(b, h, sk, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     # SDPA's is_causal masks the top-left square; for the square shapes measured causally the mask
     # is the usual one.
     with sdpa_kernel([BACKENDS[backend]]):
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, dropout_p=p)
         grad = torch.randn_like(out)
-        fwd = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        fwd = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, dropout_p=p))
 
         def fwd_bwd():
-            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, dropout_p=p)
             torch.autograd.grad(o, (q, k, v), grad)
 
         both = time_ms(fwd_bwd)
     flops_f = 4.0 * b * h * sq * sk * d * (0.5 if causal and sq == sk else 1.0)
     bwd = max(both - fwd, 1e-9)
     row = {
-        "group": group, "backend": backend, "batch": b, "heads": h, "seq_q": sq, "seq_kv": sk,
+        "group": group, "backend": backend, "dropout_p": p, "batch": b, "heads": h, "seq_q": sq, "seq_kv": sk,
         "head_dim": d, "causal": causal,
         "forward_ms": round(fwd, 4), "backward_ms": round(bwd, 4), "forward_backward_ms": round(both, 4),
         "forward_tflops": round(flops_f / fwd / 1e9, 1),
@@ -105,7 +111,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--peak-tflops", type=float, default=989.0,
                     help="dense bf16 peak the fractions are taken of (H100/H200 SXM datasheet: 989)")
-    ap.add_argument("--groups", nargs="+", default=["readme", "long", "ring"])
+    ap.add_argument("--groups", nargs="+", default=["readme", "long", "ring", "dropout"])
     ap.add_argument("--backends", nargs="+", default=list(BACKENDS))
     args = ap.parse_args()
     print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__,

@@ -5,7 +5,9 @@ Each torch-*.txt of DIR ends with the JSON line of tools/gpu/torch_train_step.py
 describes that step with its own options: eager PyTorch runs one kernel per elementwise op
 (--eager-elementwise; PyTorch 2.11's nn.RMSNorm is one fused kernel, so no --eager-rmsnorm), and
 torch.compile fuses them, the cross entropy included (--fused-cross-entropy); a checkpointed run
-recomputes every block (--recompute full). The cluster is a built-in preset (datasheet figures:
+recomputes every block (--recompute full). SDPA runs cuDNN's attention (--attention cudnn): PyTorch
+2.11 with its cuDNN 9.15+ prefers it on Hopper, and the profiles in the torch-*.txt name its
+cudnn_generated_fort_native_sdpa_sm90 kernels. The cluster is a built-in preset (datasheet figures:
 dgx-h100 unless --cluster names another, such as dgx-h200), not a calibration of the machine.
 
 Usage: python3 tools/gpu/compare_torch.py DIR [TESSEL] [--cluster PRESET]   (TESSEL default build/cli/tessel)"""
@@ -18,7 +20,7 @@ import tempfile
 
 
 def simulate(tessel, cluster, run, compiled):
-    flags = ["--fused-cross-entropy"] if compiled else ["--eager-elementwise"]
+    flags = ["--attention", "cudnn"] + (["--fused-cross-entropy"] if compiled else ["--eager-elementwise"])
     if run.get("recompute_full"):
         flags += ["--recompute", "full"]
     with tempfile.TemporaryDirectory() as d:

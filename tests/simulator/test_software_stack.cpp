@@ -1,0 +1,71 @@
+// The software stacks' kernel and dropout defaults, each against the framework's own documented
+// behaviour, and their effect on a simulated step against the kernel speeds the presets give.
+#include <gtest/gtest.h>
+
+#include "core/presets.h"
+#include "simulator/simulate.h"
+#include "simulator/software_stack.h"
+
+using namespace tessel;
+
+namespace {
+Plan one_gpu(const ModelSpec& m) {
+    Plan p;
+    p.microbatch_size = 1;
+    p.global_batch_size = 1;
+    p.seq_length = m.seq_length;
+    p.precision = Precision::bf16;
+    return p;
+}
+}  // namespace
+
+TEST(SoftwareStack, AttentionKernelAndDropoutFollowEachFrameworksDefaults) {
+    // Transformer Engine prefers cuDNN's FusedAttention on Hopper; llm.c builds with cuDNN.
+    EXPECT_EQ(attention_kernel(stack_defaults(kMegatronLM, Precision::bf16)), AttentionKernel::cudnn);
+    EXPECT_EQ(attention_kernel(stack_defaults(kLlmC, Precision::bf16)), AttentionKernel::cudnn);
+    // PyTorch SDPA's cuDNN backend became opt-in in October 2024: torchtitan runs FlashAttention-2.
+    EXPECT_EQ(attention_kernel(stack_defaults(kTorchtitan, Precision::bf16)), AttentionKernel::flash);
+    // llm-foundry's benchmark configurations: the Triton FlashAttention.
+    EXPECT_EQ(attention_kernel(stack_defaults(kLlmFoundry, Precision::bf16)), AttentionKernel::flash1);
+    // Dropout: Megatron-LM's and DeepSpeed's GPT defaults are 0.1; llm.c has none and llm-foundry's
+    // MPT configurations set it to 0.
+    EXPECT_TRUE(stack_defaults(kMegatronLM, Precision::bf16).model_dropout);
+    EXPECT_TRUE(stack_defaults(kDeepSpeed, Precision::bf16).model_dropout);
+    EXPECT_FALSE(stack_defaults(kLlmC, Precision::bf16).model_dropout);
+    EXPECT_FALSE(stack_defaults(kLlmFoundry, Precision::bf16).model_dropout);
+}
+
+TEST(SoftwareStack, CudnnAttentionShortensAHopperStepOnlyWhereTheGpuHasCudnnFigures) {
+    // llama3-8b at 8192 tokens on one GPU: the step changes by the attention time saved, which the
+    // H100 preset's figures bound (cuDNN 0.56 / 0.53 against FlashAttention-2's 0.39 / 0.33 of the
+    // peak); the A100 preset gives no cuDNN figures, so its step does not change.
+    const ModelSpec m = load_model("llama3-8b");
+    const Plan p = one_gpu(m);
+    SimulateOptions flash, cudnn;
+    cudnn.cudnn_attention = true;
+    for (const char* name : {"dgx-h100", "dgx-a100"}) {
+        const ClusterSpec c = resize_cluster(load_cluster(name), 1);
+        const double t_flash = simulate(m, c, p, flash).step_time_s;
+        const double t_cudnn = simulate(m, c, p, cudnn).step_time_s;
+        if (std::string(name) == "dgx-h100") {
+            EXPECT_LT(t_cudnn, t_flash);
+            EXPECT_GT(t_cudnn, t_flash * (1.0 - (1.0 - 0.33 / 0.53)));  // at most the whole attention share saved
+        } else {
+            EXPECT_DOUBLE_EQ(t_cudnn, t_flash);
+        }
+    }
+}
+
+TEST(SoftwareStack, DroppingAGptModelsDropoutRemovesItsMasksFromMemory) {
+    // gpt2-124m keeps a 1-byte dropout mask per element of each residual branch it stores (two per
+    // layer): turning the model's dropout off takes 2 x tokens x hidden bytes per layer out of the
+    // stored activations, and the step gets no slower.
+    const ModelSpec m = load_model("gpt2-124m");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 1);
+    const Plan p = one_gpu(m);
+    SimulateOptions on, off;
+    off.model_dropout = false;
+    const auto with = simulate(m, c, p, on), without = simulate(m, c, p, off);
+    EXPECT_LE(without.step_time_s, with.step_time_s);
+    EXPECT_LT(without.memory_GiB.activations, with.memory_GiB.activations);
+}
