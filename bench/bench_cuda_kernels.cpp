@@ -2,7 +2,7 @@
 // GPT-2 124M and Llama-3.2-1B (forward and backward), flash attention, LayerNorm/RMSNorm, the
 // fused classifier and AdamW. Every timed iteration first flushes L2 (an untimed memset of twice
 // the L2 size) and is timed with CUDA events (Google Benchmark manual time), as llm.c's
-// benchmark_kernel does. Counters: TFLOP/s or GB/s, and the percentage of the datasheet peak.
+// benchmark_kernel does. GEMM and attention operands are random (see random_filled). Counters: TFLOP/s or GB/s, and the percentage of the datasheet peak.
 // Built with CUDA when linked to tessel_kernels_cuda (which defines TESSEL_HAVE_CUDA); without it,
 // or without a GPU at run time, it registers nothing.
 #include <benchmark/benchmark.h>
@@ -13,8 +13,10 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/adamw.h"
 #include "kernels/cuda/attention.h"
@@ -97,6 +99,27 @@ DeviceArray<S> filled(std::size_t n, float value) {
   return a;
 }
 
+// Operands uniform in [-1, 1) from a hash of the index: the tensor cores draw more power on
+// varied bits than on a constant, and a GEMM on constant (or zero) operands runs faster than on
+// real activations, weights and gradients (cuBLAS through PyTorch on an H200:
+// reports/gpu/h200/kernel-speed.md).
+template <typename S>
+DeviceArray<S> random_filled(std::size_t n, std::uint64_t seed) {
+  std::vector<float> host(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;  // splitmix64's finaliser
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    host[i] = float(double(z >> 40) / double(1ull << 23) - 1.0);
+  }
+  DeviceArray<float> staged(host);
+  DeviceArray<S> a(n);
+  convert(a.get(), staged.get(), n);
+  TESSEL_CUDA_CHECK(cudaDeviceSynchronize());
+  return a;
+}
+
 // ---- model shapes --------------------------------------------------------------------------------
 
 struct ModelShape {
@@ -122,9 +145,9 @@ constexpr ModelShape kLlama1b{"llama3.2_1b", 4 * 2048, 4, 2048, 2048, 32, 8, 64,
 template <typename S>
 void bm_linear(benchmark::State& state, const DeviceInfo& dev, int N, int C, int OC, bool backward) {
   GemmContext ctx;
-  auto x = filled<S>(std::size_t(N) * C, 0.01f);
-  auto w = filled<S>(std::size_t(OC) * C, 0.01f);
-  auto y = filled<S>(std::size_t(N) * OC, 0.0f);
+  auto x = random_filled<S>(std::size_t(N) * C, 1);
+  auto w = random_filled<S>(std::size_t(OC) * C, 2);
+  auto y = random_filled<S>(std::size_t(N) * OC, 3);  // the backward's output gradient
   auto dx = filled<S>(std::size_t(N) * C, 0.0f);
   auto dw = filled<S>(std::size_t(OC) * C, 0.0f);
   const double f = 2.0 * N * C * OC;
@@ -140,8 +163,8 @@ void bm_linear(benchmark::State& state, const DeviceInfo& dev, int N, int C, int
 void bm_attention(benchmark::State& state, const DeviceInfo& dev, const ModelShape& m,
                   bool backward) {
   const std::size_t nq = std::size_t(m.N) * m.H * m.D, nkv = std::size_t(m.N) * m.KH * m.D;
-  auto q = filled<bf16>(nq, 0.01f), k = filled<bf16>(nkv, 0.01f), v = filled<bf16>(nkv, 0.01f);
-  auto out = filled<bf16>(nq, 0.0f), dout = filled<bf16>(nq, 0.01f);
+  auto q = random_filled<bf16>(nq, 4), k = random_filled<bf16>(nkv, 5), v = random_filled<bf16>(nkv, 6);
+  auto out = filled<bf16>(nq, 0.0f), dout = random_filled<bf16>(nq, 7);
   auto dq = filled<bf16>(nq, 0.0f), dk = filled<bf16>(nkv, 0.0f), dv = filled<bf16>(nkv, 0.0f);
   DeviceArray<float> lse(std::size_t(m.B) * m.H * m.T);
   attention_forward(out.get(), lse.get(), q.get(), k.get(), v.get(), m.B, m.T, m.H, m.KH, m.D);
