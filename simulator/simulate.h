@@ -50,9 +50,9 @@ struct SimulateOptions {
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
     bool fused_attention = true;
-    // The fused kernel's generation: 2 = FlashAttention-2 class (FlashAttention-2, cuDNN fused
-    // attention, PyTorch SDPA's flash backend, Transformer Engine); 1 = FlashAttention-1 class
-    // (FlashAttention v1, the Triton FlashAttention — llm-foundry's attn_impl "triton").
+    // The fused kernel's generation: 2 = FlashAttention-2 class (FlashAttention-2, PyTorch SDPA's
+    // flash backend, cuDNN's fused attention with cudnn_attention below); 1 = FlashAttention-1
+    // class (FlashAttention v1, the Triton FlashAttention — llm-foundry's attn_impl "triton").
     int flash_attention_version = 2;
     // A FlashAttention-2-class kernel that is cuDNN's fused attention (AttentionKernel::cudnn):
     // Transformer Engine's choice on Hopper and newer, llm.c's with USE_CUDNN. It runs at the GPU's

@@ -9,7 +9,8 @@ namespace tessel {
 // off by default). Transformer Engine's DotProductAttention runs cuDNN's FusedAttention where it
 // and FlashAttention both apply on compute capability 9.0 and newer ("Disabling FlashAttention to
 // give FusedAttention preference on Hopper+ for performance reasons",
-// transformer_engine/pytorch/attention.py, get_attention_backend) and FlashAttention-2 before
+// transformer_engine/pytorch/attention.py, get_attention_backend; sm90 has preferred it since
+// Transformer Engine 1.2, December 2023, commit 32db39288) and FlashAttention-2 before
 // Hopper; the A100 presets give no cuDNN figures, so there it runs as FlashAttention-2. Commit
 // 83b1e42f30 (2022-02-13) added --gradient-accumulation-fusion, on unless
 // --no-gradient-accumulation-fusion is given.
