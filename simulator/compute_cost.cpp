@@ -127,11 +127,13 @@ double ComputeModel::attention_efficiency(const AttentionShape& a, bool forward)
     const bool v1 = a.kernel == AttentionKernel::flash1;
     double base = v1 ? std::min(1.0, eff_.attention_v1_efficiency * eff_.attention_v1_scale)
                      : (forward ? eff_.attention_forward_efficiency : eff_.attention_backward_efficiency);
-    const bool cudnn_kernel = a.kernel == AttentionKernel::cudnn && (forward ? eff_.attention_cudnn_forward_efficiency
-                                                                             : eff_.attention_cudnn_backward_efficiency) > 0;
-    if (cudnn_kernel) base = forward ? eff_.attention_cudnn_forward_efficiency : eff_.attention_cudnn_backward_efficiency;
+    // cuDNN's figure where the GPU has one; without, the kernel runs as FlashAttention-2.
+    const double cudnn = a.kernel != AttentionKernel::cudnn ? 0.0
+                         : forward                          ? eff_.attention_cudnn_forward_efficiency
+                                                            : eff_.attention_cudnn_backward_efficiency;
+    if (cudnn > 0) base = cudnn;
     if (a.dropout && !v1) {
-        if (cudnn_kernel) base /= forward ? eff_.cudnn_dropout_forward_slowdown : eff_.cudnn_dropout_backward_slowdown;
+        if (cudnn > 0) base /= forward ? eff_.cudnn_dropout_forward_slowdown : eff_.cudnn_dropout_backward_slowdown;
         else base /= forward ? eff_.flash_dropout_forward_slowdown : eff_.flash_dropout_backward_slowdown;
     }
     // Head-dim ramp, normalised to head dim 128 (FlashAttention-2 class only).

@@ -5,18 +5,13 @@
 #include "core/presets.h"
 #include "simulator/simulate.h"
 #include "simulator/software_stack.h"
+#include "tests/planner/plan_fixtures.h"
 
 using namespace tessel;
 
 namespace {
-Plan one_gpu(const ModelSpec& m) {
-    Plan p;
-    p.microbatch_size = 1;
-    p.global_batch_size = 1;
-    p.seq_length = m.seq_length;
-    p.precision = Precision::bf16;
-    return p;
-}
+// One GPU, one sequence of the model's length, bf16.
+Plan one_gpu(const ModelSpec& m) { return tessel::testing::make_plan(1, 1, 1, 1, 1, 1, m.seq_length); }
 }  // namespace
 
 TEST(SoftwareStack, AttentionKernelAndDropoutFollowEachFrameworksDefaults) {
