@@ -9,19 +9,20 @@
 #   mpi2-<layout>.measured.txt two ranks sharing the GPU (collectives staged through the host)
 #   torch-*.txt                PyTorch training steps of Llama 3.2 1B and 3B (tools/gpu/torch_train_step.py)
 #   allocator-headroom/        the same step with GPU memory held aside (--ballast-GiB)
+#   torch-gpt*.txt             GPT-layout steps at the Megatron-Core table's 1.7B and 7.1B shapes
 #   attention-speed.txt        PyTorch SDPA attention at head dim 128 (tools/gpu/attention_speed.py)
 #   fsdp-headroom/             an FSDP step of MPT-30b-shaped blocks with the allocator capped near its peak
 #   racecheck-*.txt, memcheck-*.txt  compute-sanitizer on the kernels
 # Every step has its own time limit and a failing step does not stop the others; steps.txt lists
 # each step's exit code and seconds.
 # Usage: scripts/measure-gpu.sh [BUILD_DIR]   (default build; a CUDA-enabled build)
-# PARTS (default "tessel torch fsdp attention sanitizers") picks which groups of steps run.
+# PARTS (default "tessel torch gpt fsdp attention sanitizers") picks which groups of steps run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 OUT="${OUT:-reports/gpu}"
 STEPS="${STEPS:-20}"
-PARTS="${PARTS:-tessel torch fsdp attention sanitizers}"
+PARTS="${PARTS:-tessel torch gpt fsdp attention sanitizers}"
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -110,6 +111,20 @@ if [ "$HAVE_TORCH" = 1 ] && part torch; then
     step "allocator-headroom/torch-ballast-$b" 120 python3 tools/gpu/torch_train_step.py tools/gpu/llama-3.2-1b.json \
       --batch 4 --seq 2048 --ballast-GiB "$b"
   done
+fi
+if [ "$HAVE_TORCH" = 1 ] && part gpt; then
+  # The GPT layout Megatron-LM trains (LayerNorm, GeLU, biases, dropout 0.1) at the shapes of the
+  # Megatron-Core weak-scaling table's two smallest models: 4 microbatches of one 4096-token
+  # sequence per step, as each of their 48 data-parallel ranks ran. Blocks compiled (fused
+  # elementwise kernels), the loss eager fp32, as Megatron-LM runs them.
+  GPT=(python3 tools/gpu/torch_train_step.py --batch 1 --seq 4096 --accumulate 4 --compile-blocks)
+  G17=tools/gpu/gpt-1.7b-megatron-core.json
+  step torch-gpt1.7b-a4-t4096-blocks-dropout 300 "${GPT[@]}" "$G17" --dropout 0.1 --profile
+  step torch-gpt1.7b-a4-t4096-blocks 300 "${GPT[@]}" "$G17"
+  step torch-gpt1.7b-a4-t4096-eager-dropout 240 python3 tools/gpu/torch_train_step.py "$G17" --batch 1 --seq 4096 \
+    --accumulate 4 --dropout 0.1
+  step torch-gpt7.1b8l-a4-t4096-blocks-dropout 300 "${GPT[@]}" tools/gpu/gpt-7.1b-megatron-core-8layers.json \
+    --dropout 0.1 --profile
 fi
 if [ "$HAVE_TORCH" = 1 ] && part fsdp; then
   # FSDP allocates each block's gathered weights and reduced gradients afresh, on side streams:

@@ -4,7 +4,9 @@ same model, batch and kernels, and prints a Markdown table.
 Each torch-*.txt of DIR ends with the JSON line of tools/gpu/torch_train_step.py. The simulator
 describes that step with its own options: eager PyTorch runs one kernel per elementwise op
 (--eager-elementwise; PyTorch 2.11's nn.RMSNorm is one fused kernel, so no --eager-rmsnorm), and
-torch.compile fuses them, the cross entropy included (--fused-cross-entropy); a checkpointed run
+torch.compile fuses them, the cross entropy included (--fused-cross-entropy), or, with only the
+blocks compiled, all but the eager fp32 cross entropy; a GPT-layout step without dropout is
+simulated with --no-dropout; a checkpointed run
 recomputes every block (--recompute full). SDPA runs cuDNN's attention (--attention cudnn): PyTorch
 2.11 with its cuDNN 9.15+ prefers it on Hopper, and the profiles in the torch-*.txt name its
 cudnn_generated_fort_native_sdpa_sm90 kernels. The cluster is a built-in preset (datasheet figures:
@@ -19,14 +21,21 @@ import subprocess
 import tempfile
 
 
-def simulate(tessel, cluster, run, compiled):
-    flags = ["--attention", "cudnn"] + (["--fused-cross-entropy"] if compiled else ["--eager-elementwise"])
+def simulate(tessel, cluster, run):
+    flags = ["--attention", "cudnn"]
+    if run["compile"]:
+        flags += ["--fused-cross-entropy"]
+    elif not run.get("compile_blocks"):
+        flags += ["--eager-elementwise"]
     if run.get("recompute_full"):
         flags += ["--recompute", "full"]
+    if json.load(open(run["config"]))["model_type"] == "gpt2" and not run.get("dropout"):
+        flags += ["--no-dropout"]
+    sequences = run["batch"] * run.get("accumulate", 1)
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "sim.json")
         subprocess.run([tessel, "simulate", "--model", run["config"], "--cluster", cluster, "--gpus", "1",
-                        "--microbatch-size", str(run["batch"]), "--global-batch-size", str(run["batch"]),
+                        "--microbatch-size", str(run["batch"]), "--global-batch-size", str(sequences),
                         "--seq", str(run["seq"]), "--precision", "bf16", *flags, "--json", out],
                        check=True, stdout=subprocess.DEVNULL)
         return json.load(open(out)), flags
@@ -39,7 +48,7 @@ def main():
     p.add_argument("--cluster", default="dgx-h100")
     a = p.parse_args()
     folder, tessel = a.folder, a.tessel
-    print("| model | run | batch x seq | tessel options | measured step (s) | simulated step (s) | error "
+    print("| model | run | microbatches x batch x seq | tessel options | measured step (s) | simulated step (s) | error "
           "| measured peak GiB (allocated) | simulated peak GiB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for path in sorted(glob.glob(os.path.join(folder, "torch-*.txt"))):
@@ -47,11 +56,13 @@ def main():
         if not lines:
             continue
         run = json.loads(lines[-1])
-        sim, flags = simulate(tessel, a.cluster, run, run["compile"])
+        sim, flags = simulate(tessel, a.cluster, run)
         err = sim["step_time_s"] / run["step_time_s"] - 1
-        kind = "torch.compile" if run["compile"] else "eager"
+        kind = "torch.compile" if run["compile"] else "compiled blocks" if run.get("compile_blocks") else "eager"
+        if run.get("dropout"):
+            kind += f", dropout {run['dropout']}"
         model = os.path.splitext(os.path.basename(run["config"]))[0]
-        print(f"| {model} | {kind} | {run['batch']} x {run['seq']} | `{' '.join(flags)}` | {run['step_time_s']:.4f} "
+        print(f"| {model} | {kind} | {run.get('accumulate', 1)} x {run['batch']} x {run['seq']} | `{' '.join(flags)}` | {run['step_time_s']:.4f} "
               f"| {sim['step_time_s']:.4f} | {100 * err:+.1f}% | {run['peak_memory_GiB']:.1f} "
               f"| {sim['memory_GiB']['peak']:.1f} |")
 
