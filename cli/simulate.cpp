@@ -55,6 +55,9 @@ void print_table(const SimulationResult& r) {
     row("PP comm (exposed)", t.pp_comm_exposed);
     row("DP comm (exposed)", t.dp_comm_exposed);
     row("optimizer", t.optimizer);
+    const auto& k = r.kernel_time_s;
+    fmt::print("kernel time on that rank: GEMM {:.4f} s, attention {:.4f} s, bandwidth-bound {:.4f} s\n", k.gemm,
+               k.attention, k.memory_bound);
     fmt::print("memory per GPU (GiB): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, activations {:.2f}, "
                "buffers {:.2f}; peak {:.2f} -> {}\n",
                g.weights, g.gradients, g.optimizer, g.activations, g.buffers, g.peak, r.fits ? "fits" : "DOES NOT FIT");

@@ -187,8 +187,16 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks
     // (sequence parallelism, or Megatron's scatter/gather of the replicated tensor).
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
+    std::vector<KernelTimes> rank_kernels(p.pp);  // one microbatch through each rank's stages
     for (int s = 0; s < stages; ++s) {
         const auto list = stage_blocks(blocks, s, stages, layers[s]);
+        KernelTimes& kernels = rank_kernels[s % p.pp];
+        for (const BlockCost* b : list)
+            for (const PassCost* pass : {&b->forward, &b->backward, &b->recompute}) {
+                kernels.gemm += pass->gemm_s;
+                kernels.attention += pass->attention_s;
+                kernels.memory_bound += pass->memory_bound_s;
+            }
         const double gradient_params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
         in.forward[s] = time_pass(list, true, layerwise, E, grad_bytes, eff.sm_interference);
         in.backward[s] = time_pass(list, false, layerwise, E, grad_bytes, eff.sm_interference, !layerwise_zero2,
@@ -200,7 +208,9 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
             const double params = sharded ? gradient_params / shard : gradient_params;
             const double other_blocks = double(list.size()) - layers[s];  // embedding, head: two tensors each
             const double tensors = layers[s] * parameter_tensors_per_layer(m) + 2.0 * other_blocks;
-            in.backward[s].compute += gradient_accumulation_time(params, tensors, sharded ? grad_bytes : E, grad_bytes, gpu);
+            const double accumulate = gradient_accumulation_time(params, tensors, sharded ? grad_bytes : E, grad_bytes, gpu);
+            in.backward[s].compute += accumulate;
+            kernels.memory_bound += accumulate;
         }
         const int rank = s % p.pp;
         const int to = (s + 1) % p.pp;
@@ -257,6 +267,9 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     t.dp_comm_exposed = tl.parts.dp_comm + (tl.dp_end_s - tl.compute_end_s) + in.after_comm_s[sim.critical_rank];
     t.optimizer = in.optimizer_s[sim.critical_rank];
     r.trace = sim.trace;
+    const KernelTimes& per_microbatch = rank_kernels[sim.critical_rank];
+    r.kernel_time_s = {per_microbatch.gemm * in.microbatches, per_microbatch.attention * in.microbatches,
+                       per_microbatch.memory_bound * in.microbatches + t.optimizer};
 
     const auto f = flops_per_token(m, p.seq_length, p.recompute);
     const double tokens = double(p.global_batch_size) * p.seq_length;

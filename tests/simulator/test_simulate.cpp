@@ -6,6 +6,8 @@
 #include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
+#include "simulator/compute_cost.h"
+#include "simulator/hardware_efficiency.h"
 #include "simulator/memory_model.h"
 #include "simulator/simulate.h"
 #include "test_clusters.h"
@@ -127,8 +129,52 @@ TEST(Simulate, JsonHasTheDesignKeys) {
         EXPECT_TRUE(j.contains(key)) << key;
     for (const char* key : {"weights", "gradients", "optimizer", "activations", "buffers", "peak"})
         EXPECT_TRUE(j["memory_GiB"].contains(key)) << key;
-    for (const char* key : {"compute", "recompute", "bubble", "tp_comm_exposed", "pp_comm_exposed", "dp_comm_exposed", "optimizer"})
+    for (const char* key : {"compute", "recompute", "bubble", "tp_comm_exposed", "pp_comm_exposed", "dp_comm_exposed",
+                            "cp_comm_exposed", "optimizer"})
         EXPECT_TRUE(j["time_s"].contains(key)) << key;
+    for (const char* key : {"gemm", "attention", "memory_bound"}) EXPECT_TRUE(j["kernel_time_s"].contains(key)) << key;
+}
+
+TEST(Simulate, KernelTimeOnOneGpuIsTheWholeStep) {
+    // One GPU has no communication and no bubble: every second of its step is a kernel, and the
+    // kinds must cover the recomputed forward and the separate gradient accumulation too.
+    const ModelSpec m = load_model("gpt2-124m");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
+    Plan p;
+    p.microbatch_size = 2;
+    p.global_batch_size = 6;
+    p.seq_length = 1024;
+    p.recompute = Recompute::full;
+    SimulateOptions o;
+    o.gradient_accumulation_fusion = false;
+    const auto r = simulate(m, c, p, o);
+    const auto& k = r.kernel_time_s;
+    EXPECT_GT(k.gemm, 0.0);
+    EXPECT_GT(k.attention, 0.0);
+    EXPECT_GT(k.memory_bound, r.time_s.optimizer);
+    EXPECT_NEAR(k.gemm + k.attention + k.memory_bound, r.step_time_s, 1e-9 * r.step_time_s);
+}
+
+TEST(Simulate, GemmTimeIsTheLayersLinearsAndTheHead) {
+    // By hand: each linear of tokens x in -> out runs a forward GEMM (tokens, out, in), and in the
+    // backward a data gradient (tokens, in, out) and a weight gradient (in, out, tokens); a GPT
+    // layer has four (QKV, projection, MLP up and down), the head one (hidden -> GPT-2's 50257
+    // tokens). Three microbatches, no recompute.
+    const ModelSpec m = load_model("gpt2-124m");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
+    Plan p;
+    p.microbatch_size = 4;
+    p.global_batch_size = 12;
+    p.seq_length = 1024;
+    const auto r = simulate(m, c, p);
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    const double tokens = 4.0 * 1024, h = 768;
+    auto linear = [&](double in, double out) {
+        return gpu.gemm_time({tokens, out, in}) + gpu.gemm_time({tokens, in, out}) + gpu.gemm_time({in, out, tokens});
+    };
+    const double layer = linear(h, 3 * h) + linear(h, h) + linear(h, 4 * h) + linear(4 * h, h);
+    const double head = linear(h, 50257);
+    EXPECT_NEAR(r.kernel_time_s.gemm, 3 * (12 * layer + head), 1e-9 * r.kernel_time_s.gemm);
 }
 
 TEST(Simulate, ContextParallelismSplitsEachSequence) {
