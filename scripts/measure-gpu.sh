@@ -10,6 +10,7 @@
 #   torch-*.txt                PyTorch training steps of Llama 3.2 1B and 3B (tools/gpu/torch_train_step.py)
 #   allocator-headroom/        the same step with GPU memory held aside (--ballast-GiB)
 #   torch-gpt*.txt             GPT-layout steps at the Megatron-Core table's 1.7B and 7.1B shapes
+#   gemm-duty-cycle.txt        a GEMM's speed back to back and between bandwidth-bound copies
 #   attention-speed.txt        PyTorch SDPA attention at head dim 128 (tools/gpu/attention_speed.py)
 #   fsdp-headroom/             an FSDP step of MPT-30b-shaped blocks with the allocator capped near its peak
 #   racecheck-*.txt, memcheck-*.txt  compute-sanitizer on the kernels
@@ -125,6 +126,8 @@ if [ "$HAVE_TORCH" = 1 ] && part gpt; then
     --accumulate 4 --dropout 0.1
   step torch-gpt7.1b8l-a4-t4096-blocks-dropout 300 "${GPT[@]}" tools/gpu/gpt-7.1b-megatron-core-8layers.json \
     --dropout 0.1 --profile
+  # The steps' GEMMs run faster than the same shapes back to back: is it the power they leave?
+  step gemm-duty-cycle 180 python3 tools/gpu/gemm_duty_cycle.py
 fi
 if [ "$HAVE_TORCH" = 1 ] && part fsdp; then
   # FSDP allocates each block's gathered weights and reduced gradients afresh, on side streams:
