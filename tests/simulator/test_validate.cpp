@@ -161,6 +161,21 @@ TEST(Validate, ReportComparesThePublishedMetric) {
     EXPECT_NE(own.find("fitted on this same set"), std::string::npos);
 }
 
+TEST(Validate, JsonRowsCarryTheStepAndItsKernelTime) {
+    const auto rep = validate_runs(json::array({megatron_row()}), "test");
+    const json j = to_json(rep);
+    ASSERT_EQ(j["rows"].size(), 1u);
+    const json& row = j["rows"][0];
+    const auto& k = rep.rows[0].result.kernel_time_s;
+    EXPECT_DOUBLE_EQ(row["step_time_s"].get<double>(), rep.rows[0].step_time_s);
+    EXPECT_DOUBLE_EQ(row["kernel_time_s"]["gemm"].get<double>(), k.gemm);
+    EXPECT_DOUBLE_EQ(row["kernel_time_s"]["attention"].get<double>(), k.attention);
+    EXPECT_DOUBLE_EQ(row["kernel_time_s"]["memory_bound"].get<double>(), k.memory_bound);
+    // Kernels run inside the step: their time never exceeds it.
+    EXPECT_GT(k.gemm, 0.0);
+    EXPECT_LE(k.gemm + k.attention + k.memory_bound, rep.rows[0].step_time_s * (1 + 1e-9));
+}
+
 TEST(Validate, OutOfSampleRunsAreAllModelled) {
     // The built-in out-of-sample set (runs the fitted parameters never saw) must load and model every
     // row; what its errors are is the report's business, not a test's.
