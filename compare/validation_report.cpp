@@ -371,7 +371,7 @@ json to_json(const ValidationReport& r) {
             j["published_mfu"] = row.published_mfu;
             j["predicted_mfu"] = row.predicted_mfu;
             j["step_time_s"] = row.step_time_s;
-            const KernelTimes& k = row.result.kernel_time_s;
+            const KernelKindTimes& k = row.result.kernel_time_s;
             j["kernel_time_s"] = {{"gemm", k.gemm}, {"attention", k.attention}, {"memory_bound", k.memory_bound}};
             j["fits"] = row.fits;
             j["memory_GiB"] = row.memory_GiB;

@@ -25,7 +25,7 @@ struct TimeBreakdown {
 // Kernel time of one step on one GPU by kind of kernel, as a profile of that GPU would sum it:
 // GEMMs, fused attention, and the bandwidth-bound rest (norms, activations, residuals, the loss,
 // gradient accumulation, the optimizer). Communication and idle time are not kernels here.
-struct KernelTimes {
+struct KernelKindTimes {
     double gemm = 0, attention = 0, memory_bound = 0;
 };
 
@@ -45,7 +45,7 @@ struct SimulationResult {
     double tokens_per_s = 0;
     MemoryBreakdown memory_GiB;
     TimeBreakdown time_s;
-    KernelTimes kernel_time_s;          // on the critical rank
+    KernelKindTimes kernel_time_s;      // on the critical rank
     Plan plan;
     std::string model_name, cluster_name;
     int num_gpus = 0;

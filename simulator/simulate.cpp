@@ -187,10 +187,10 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks
     // (sequence parallelism, or Megatron's scatter/gather of the replicated tensor).
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
-    std::vector<KernelTimes> rank_kernels(p.pp);  // one microbatch through each rank's stages
+    std::vector<KernelKindTimes> rank_kernels(p.pp);  // one microbatch through each rank's stages
     for (int s = 0; s < stages; ++s) {
         const auto list = stage_blocks(blocks, s, stages, layers[s]);
-        KernelTimes& kernels = rank_kernels[s % p.pp];
+        KernelKindTimes& kernels = rank_kernels[s % p.pp];
         for (const BlockCost* b : list)
             for (const PassCost* pass : {&b->forward, &b->backward, &b->recompute}) {
                 kernels.gemm += pass->gemm_s;
@@ -267,7 +267,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     t.dp_comm_exposed = tl.parts.dp_comm + (tl.dp_end_s - tl.compute_end_s) + in.after_comm_s[sim.critical_rank];
     t.optimizer = in.optimizer_s[sim.critical_rank];
     r.trace = sim.trace;
-    const KernelTimes& per_microbatch = rank_kernels[sim.critical_rank];
+    const KernelKindTimes& per_microbatch = rank_kernels[sim.critical_rank];
     r.kernel_time_s = {per_microbatch.gemm * in.microbatches, per_microbatch.attention * in.microbatches,
                        per_microbatch.memory_bound * in.microbatches + t.optimizer};
 
