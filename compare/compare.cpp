@@ -143,6 +143,17 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
         row("waiting for other ranks", "time_s.sync_wait", "s", G::time, 0.0, measured_time("sync_wait"), meas_step,
             "the simulated critical rank never waits");
 
+    // Kernel time by kind: only where the run timed its kernels (tessel run --kernel-times), which it
+    // does on rank 0; on one rank that is the rank the simulated breakdown follows.
+    if (meas && m.has("kernel_time_s") && s.has("kernel_time_s")) {
+        ObjectReader sk = s.object("kernel_time_s"), mk = m.object("kernel_time_s");
+        const std::string note = c.measured_critical_rank > 0 ? "measured on rank 0" : "";
+        for (const auto& [kind, name] : {std::pair{"gemm", "GEMM kernels"}, {"attention", "attention kernels"},
+                                         {"memory_bound", "bandwidth-bound kernels"}})
+            row(name, std::string("kernel_time_s.") + kind, "s", G::kernels, required(sk, kind), required(mk, kind),
+                meas_step, note);
+    }
+
     const double sim_peak = required(sm, "peak");
     const std::optional<double> meas_peak = mm ? std::optional(required(*mm, "peak")) : std::nullopt;
     row("peak memory per rank", "memory_GiB.peak", "GiB", G::headline, sim_peak, meas_peak, std::nullopt,
@@ -167,7 +178,7 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
                             sim_step, *meas_step, percent(c.row("memory_GiB.peak")->error()));
     if (c.largest) {
         const ComparedValue& r = c.rows[*c.largest];
-        const std::string scale = r.group == G::time     ? " of the measured step"
+        const std::string scale = r.group == G::time || r.group == G::kernels ? " of the measured step"
                                   : r.group == G::memory ? " of the measured peak"
                                                          : "";
         c.verdict += fmt::format("; largest error: {} {}{} ({} simulated, {} measured)", r.name,
@@ -208,7 +219,10 @@ std::string format_comparison(const Comparison& c) {
                                                    : "");
     o << fmt::format("\n{:<28} {:>4} {:>12} {:>14} {:>9} {:>10}\n", "", "", "simulated", "measured", "error",
                      "of total");
-    for (const auto& r : c.rows) {
+    for (std::size_t i = 0; i < c.rows.size(); ++i) {
+        const ComparedValue& r = c.rows[i];
+        if (r.group == CompareGroup::kernels && (i == 0 || c.rows[i - 1].group != CompareGroup::kernels))
+            o << "kernel time by kind on that rank (of total: share of the measured step)\n";
         const bool sub = r.group != CompareGroup::headline;
         const std::string name = (sub ? "  " : "") + r.name;
         const std::string of_total = r.group == CompareGroup::headline ? "" : percent(r.error_of_total());

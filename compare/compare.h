@@ -19,7 +19,9 @@
 
 namespace tessel {
 
-enum class CompareGroup { headline, time, memory };
+// headline: step, peak memory, MFU; time: the step's parts on the rank that finishes last; kernels:
+// that rank's kernel time by kind (where the measured run timed its kernels); memory: the peak's parts.
+enum class CompareGroup { headline, time, kernels, memory };
 
 struct ComparedValue {
     std::string name;  // "step time", "compute", "peak memory", ...

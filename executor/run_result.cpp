@@ -51,6 +51,10 @@ json to_json(const RunResult& r) {
         for (const auto& b : r.time_per_rank) per_rank.push_back(breakdown(b));
         j["time_s_per_rank"] = per_rank;
     }
+    if (r.kernel_time_s)
+        j["kernel_time_s"] = {{"gemm", r.kernel_time_s->gemm},
+                              {"attention", r.kernel_time_s->attention},
+                              {"memory_bound", r.kernel_time_s->memory_bound}};
     j["plan"] = to_json(r.plan);
     j["model"] = to_json(r.model);
     j["cluster"] = r.cluster;

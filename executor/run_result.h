@@ -3,10 +3,12 @@
 // peak_memory_GiB per rank and peak_tflops_used).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/json_io.h"
+#include "core/kernel_kind_times.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
 
@@ -59,6 +61,8 @@ struct RunResult {
     // Per rank, device memory held beside the executor's tensors at the end of the run (CUDA
     // context, library workspaces, NCCL buffers); 0 on the CPU and where ranks share a GPU.
     std::vector<double> runtime_memory_GiB;
+    // With --kernel-times: rank 0's kernel time per step (mean after warm-up) by kind of kernel.
+    std::optional<KernelKindTimes> kernel_time_s;
     json optimizer;   // the fixed AdamW settings
     json cluster;     // null without --cluster
 

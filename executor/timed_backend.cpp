@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,6 +19,20 @@ double KernelTimes::alone_seconds() const {
     double s = 0;
     for (const auto& [_, t] : by_kernel) s += t.alone_seconds;
     return s;
+}
+
+KernelKindTimes kernel_time_by_kind(const KernelTimes& times) {
+    KernelKindTimes k;
+    for (const auto& [key, t] : times.by_kernel) {
+        const std::string_view name(key);
+        if (name.starts_with("matmul_"))
+            k.gemm += t.in_step_seconds;
+        else if (name.starts_with("attention_"))
+            k.attention += t.in_step_seconds;
+        else if (!name.starts_with("upload ") && !name.starts_with("download "))
+            k.memory_bound += t.in_step_seconds;
+    }
+    return k;
 }
 
 namespace {

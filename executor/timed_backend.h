@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "core/kernel_kind_times.h"
 #include "kernels/backend.h"
 
 namespace tessel {
@@ -29,6 +30,11 @@ struct KernelTimes {
     double alone_seconds() const;
     void clear() { by_kernel.clear(); }
 };
+
+// The tally summed by kind of kernel, the simulator's split: matmul_* are GEMMs, attention_*
+// attention, and every other kernel bandwidth-bound; host-device uploads and downloads (the
+// batch in, the loss out) are transfers, not kernels, and are left out.
+KernelKindTimes kernel_time_by_kind(const KernelTimes& times);
 
 // `times` must outlive the returned backend; it owns `inner`.
 std::unique_ptr<Backend> make_timed_backend(std::unique_ptr<Backend> inner, KernelTimes* times);

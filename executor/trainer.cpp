@@ -311,6 +311,10 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         mean.optimizer += b.optimizer / counted;
         mean.sync_wait += b.sync_wait / counted;
     }
+    if (o.kernel_times) {  // cleared at the first counted step
+        const KernelKindTimes k = kernel_time_by_kind(*o.kernel_times);
+        r.kernel_time_s = KernelKindTimes{k.gemm / counted, k.attention / counted, k.memory_bound / counted};
+    }
     const std::vector<double> fields[] = {
         gather_per_rank(world, mean.compute), gather_per_rank(world, mean.tp_comm),   gather_per_rank(world, mean.cp_comm),
         gather_per_rank(world, mean.pp_wait), gather_per_rank(world, mean.dp_comm),   gather_per_rank(world, mean.optimizer),

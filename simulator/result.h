@@ -5,6 +5,7 @@
 
 #include "core/cluster_spec.h"
 #include "core/json_io.h"
+#include "core/kernel_kind_times.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
 
@@ -20,13 +21,6 @@ struct TimeBreakdown {
     double compute = 0, recompute = 0, bubble = 0, tp_comm_exposed = 0, pp_comm_exposed = 0,
            dp_comm_exposed = 0, optimizer = 0;
     double cp_comm_exposed = 0;  // context-parallel ring exchange not hidden behind attention
-};
-
-// Kernel time of one step on one GPU by kind of kernel, as a profile of that GPU would sum it:
-// GEMMs, fused attention, and the bandwidth-bound rest (norms, activations, residuals, the loss,
-// gradient accumulation, the optimizer). Communication and idle time are not kernels here.
-struct KernelKindTimes {
-    double gemm = 0, attention = 0, memory_bound = 0;
 };
 
 // One span on a timeline track (Chrome trace "X" event).
@@ -45,7 +39,7 @@ struct SimulationResult {
     double tokens_per_s = 0;
     MemoryBreakdown memory_GiB;
     TimeBreakdown time_s;
-    KernelKindTimes kernel_time_s;      // on the critical rank
+    KernelKindTimes kernel_time_s;      // one step's, on the critical rank
     Plan plan;
     std::string model_name, cluster_name;
     int num_gpus = 0;

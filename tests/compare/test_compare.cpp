@@ -60,6 +60,23 @@ std::string message_of(const std::function<void()>& f) {
 
 }  // namespace
 
+TEST(Compare, KernelTimeByKindWhereTheRunTimedItsKernels) {
+    json sim = simulated(), meas = measured();
+    sim["kernel_time_s"] = {{"gemm", 0.45}, {"attention", 0.1}, {"memory_bound", 0.2}};
+    // Without the run's kernel times there is nothing to set the simulated split against.
+    const Comparison without = compare_results(sim, "sim.json", meas, "run.json");
+    EXPECT_EQ(without.row("kernel_time_s.gemm"), nullptr);
+    meas["kernel_time_s"] = {{"gemm", 0.3}, {"attention", 0.1}, {"memory_bound", 0.25}};
+    const Comparison c = compare_results(sim, "sim.json", meas, "run.json");
+    const auto& gemm = row(c, "kernel_time_s.gemm");
+    EXPECT_NEAR(*gemm.error(), 0.5, 1e-12);           // (0.45 - 0.3) / 0.3
+    EXPECT_NEAR(*gemm.error_of_total(), 0.15, 1e-12);  // 0.15 of the 1.0 s measured step
+    EXPECT_NEAR(*row(c, "kernel_time_s.attention").error(), 0.0, 1e-12);
+    EXPECT_NEAR(*row(c, "kernel_time_s.memory_bound").error_of_total(), -0.05, 1e-12);
+    EXPECT_NE(row(c, "kernel_time_s.gemm").note.find("rank 0"), std::string::npos);  // measured rank 3 was last
+    EXPECT_NE(format_comparison(c).find("kernel time by kind"), std::string::npos);
+}
+
 TEST(Compare, EachComponentsErrorAndShareOfTheStep) {
     const Comparison c = compare_results(simulated(), "sim.json", measured(), "run.json");
     EXPECT_NEAR(*row(c, "step_time_s").error(), 0.05, 1e-12);  // (1.05 - 1.0) / 1.0

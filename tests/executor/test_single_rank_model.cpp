@@ -8,6 +8,7 @@
 
 #include "core/presets.h"
 #include "executor/model_chunk.h"
+#include "executor/timed_backend.h"
 #include "executor/token_data.h"
 #include "executor/trainer.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -132,6 +133,30 @@ TEST(SingleRankModel, RecomputationChangesNoBitAndLossFalls) {
         // Recomputation trades memory for compute: less activation memory at the peak.
         EXPECT_LT(full.memory.activations, none.memory.activations) << model;
     }
+}
+
+TEST(SingleRankModel, KernelTimesSplitByKindWithinTheComputeTheyTimed) {
+    TrainOptions o = tiny_run("tiny-gpt", Recompute::none);
+    o.steps = 4;
+    KernelTimes times;
+    o.kernel_times = &times;
+    const RunResult r = train(o, make_self_communicator());
+    ASSERT_TRUE(r.kernel_time_s.has_value());
+    const KernelKindTimes& k = *r.kernel_time_s;
+    EXPECT_GT(k.gemm, 0.0);
+    EXPECT_GT(k.attention, 0.0);
+    EXPECT_GT(k.memory_bound, 0.0);
+    // Per step: the kernels ran inside the compute and optimizer time the step measured around them.
+    const StepBreakdown& b = r.time_per_rank[0];
+    EXPECT_LE(k.total(), b.compute + b.optimizer);
+    // The tally of the counted steps, less the batch's upload and the loss's download.
+    const double tallied = times.in_step_seconds() / (r.steps - r.warmup_steps);
+    EXPECT_LE(k.total(), tallied * (1 + 1e-12));
+    EXPECT_GT(k.total(), 0.5 * tallied);
+    const json j = to_json(r);
+    EXPECT_DOUBLE_EQ(j["kernel_time_s"]["gemm"].get<double>(), k.gemm);
+    // Without the timer the run has no split to report.
+    EXPECT_FALSE(train(tiny_run("tiny-gpt", Recompute::none), make_self_communicator()).kernel_time_s.has_value());
 }
 
 }  // namespace tessel

@@ -29,6 +29,23 @@ TEST(TimedBackend, TalliesEachKernelByNameAndShape) {
     EXPECT_TRUE(times.by_kernel.empty());
 }
 
+TEST(TimedBackend, KernelTimeByKindIsTheSimulatorsSplit) {
+    KernelTimes times;
+    times.by_kernel["matmul_forward N=64 C=32 OC=16"].in_step_seconds = 1.0;
+    times.by_kernel["matmul_backward N=64 C=32 OC=16"].in_step_seconds = 2.0;
+    times.by_kernel["attention_forward B=1 T=64 H=4 KH=4 D=8"].in_step_seconds = 0.5;
+    times.by_kernel["attention_backward B=1 T=64 H=4 KH=4 D=8"].in_step_seconds = 0.25;
+    times.by_kernel["layernorm_forward N=64 C=32"].in_step_seconds = 0.125;
+    times.by_kernel["adamw_update n=10"].in_step_seconds = 0.0625;
+    times.by_kernel["fill_zero bytes=64"].in_step_seconds = 0.03125;
+    times.by_kernel["upload bytes=512"].in_step_seconds = 8.0;    // the batch in: a transfer
+    times.by_kernel["download bytes=4"].in_step_seconds = 16.0;   // the loss out
+    const KernelKindTimes k = kernel_time_by_kind(times);
+    EXPECT_DOUBLE_EQ(k.gemm, 3.0);
+    EXPECT_DOUBLE_EQ(k.attention, 0.75);
+    EXPECT_DOUBLE_EQ(k.memory_bound, 0.125 + 0.0625 + 0.03125);
+}
+
 TEST(TimedBackend, ReplaysRunTheKernelAgain) {
     KernelTimes times;
     times.replays = 2;
