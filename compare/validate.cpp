@@ -86,7 +86,10 @@ const std::vector<std::string>& validation_rules() {
         "the row names --no-gradient-accumulation-fusion, and for llm.c (its matmul backward accumulates); "
         "otherwise a separate add per parameter tensor and microbatch (earlier Megatron-LM; DeepSpeed, whose bf16 "
         "optimizer adds each 16-bit gradient to an fp32 copy; llm-foundry and torchtitan, whose FSDP adds each "
-        "reduced shard). DeepSpeed rows (Megatron-DeepSpeed) otherwise take Megatron-LM's kernels (R12).",
+        "reduced shard). DeepSpeed rows (Megatron-DeepSpeed) otherwise take Megatron-LM's kernels (R12). The "
+        "gradient buffer is zeroed once per step where the framework keeps one (Megatron-LM's zero_grad_buffer, "
+        "DeepSpeed's bf16 optimizer's clear_hp_grads, llm.c's memset: one write of the rank's gradients in "
+        "the accumulation precision); llm-foundry and torchtitan free theirs (set_to_none).",
         "R14 scope: a row with expert parallelism or more than one expert (a mixture-of-experts model) is listed "
         "as not modelled rather than predicted as a dense model.",
     };

@@ -263,7 +263,8 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "again for its logged metrics (14 bytes per logit each); Transformer Engine's fp8 cast-transpose "
           "of every GEMM operand (4 bytes per element); where gradient accumulation is not fused into the "
           "weight-gradient GEMM (R13), one add per parameter tensor and microbatch over the gradients (the fresh "
-          "16-bit gradient read, the accumulator read and written).\n\n";
+          "16-bit gradient read, the accumulator read and written); where the framework keeps a gradient buffer, "
+          "its zeroing once per step (R13: one write of the rank's gradients).\n\n";
     md += "No constant, table or branch refers to a particular model, source or run. A `profile` object in a "
           "cluster file (or `tessel validate --profile FILE`) overrides any of these.\n\n";
     md += "### Rules for the fields a row leaves null\n\n";

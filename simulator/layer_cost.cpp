@@ -350,6 +350,10 @@ double optimizer_time(double parameters, Precision precision, const ComputeModel
     return gpu.memory_time(parameters * bytes_per_param, 8, "adamw");
 }
 
+double gradient_zeroing_time(double parameters, double bytes, const ComputeModel& gpu) {
+    return gpu.memory_time(parameters * bytes, 1);
+}
+
 double gradient_accumulation_time(double parameters, double tensors, double gradient_bytes, double accumulator_bytes,
                                   const ComputeModel& gpu) {
     // The same read-two-write-one stream as a residual add.

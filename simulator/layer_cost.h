@@ -115,6 +115,8 @@ double optimizer_time(double parameters, Precision precision, const ComputeModel
 // does not accumulate in place (Megatron-LM before --gradient-accumulation-fusion, DeepSpeed,
 // PyTorch autograd): a separate add per parameter tensor reads the fresh `gradient_bytes`-wide
 // gradient and reads and writes the `accumulator_bytes`-wide accumulator.
+// Zeroing a gradient buffer of `parameters` elements of `bytes` each: one write.
+double gradient_zeroing_time(double parameters, double bytes, const ComputeModel& gpu);
 double gradient_accumulation_time(double parameters, double tensors, double gradient_bytes, double accumulator_bytes,
                                   const ComputeModel& gpu);
 

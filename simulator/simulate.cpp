@@ -236,6 +236,9 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     for (int rank = 0; rank < p.pp; ++rank) {
         const double params = parameters_on_rank(m, p, rank);
         in.optimizer_s[rank] = optimizer_time(p.zero_stage >= 1 ? params / shard : params, p.precision, gpu);
+        // The gradient buffer: the rank's whole share of the weights, sharded only under ZeRO-2/3.
+        if (o.zero_gradient_buffer)
+            in.optimizer_s[rank] += gradient_zeroing_time(p.zero_stage >= 2 ? params / shard : params, grad_bytes, gpu);
         if (m.tied_embeddings && p.pp > 1 && (rank == 0 || rank == p.pp - 1)) {
             RankCoords first, last;
             last.pp = p.pp - 1;

@@ -33,6 +33,12 @@ struct SimulateOptions {
     // weight gradients are written fresh and added by separate kernels (older Megatron-LM,
     // DeepSpeed, PyTorch autograd), over the shard under ZeRO-2/3.
     bool gradient_accumulation_fusion = true;
+    // The trainer keeps a persistent gradient buffer and zeroes it once per step (Megatron-LM:
+    // train_step calls zero_grad_buffer on every model chunk, a zero_() of the whole buffer, fp32 for
+    // 16-bit runs; llm.c: a memset of its bf16 gradients before the first microbatch). false: the
+    // gradients are freed instead (PyTorch's zero_grad(set_to_none=True): FSDP, torchtitan,
+    // Composer).
+    bool zero_gradient_buffer = true;
     // ZeRO-2 as FSDP runs it (SHARD_GRAD_OP; FSDP2 with reshard_after_forward=False): the weights
     // rest sharded, are all-gathered layer by layer in every forward (prefetched beside compute) and
     // kept through the backward, which reduce-scatters layer by layer. false: ZeRO-2 as DeepSpeed

@@ -13,7 +13,8 @@ namespace tessel {
 // Transformer Engine 1.2, December 2023, commit 32db39288) and FlashAttention-2 before
 // Hopper; the A100 presets give no cuDNN figures, so there it runs as FlashAttention-2. Commit
 // 83b1e42f30 (2022-02-13) added --gradient-accumulation-fusion, on unless
-// --no-gradient-accumulation-fusion is given.
+// --no-gradient-accumulation-fusion is given. train_step zeroes every model chunk's gradient
+// buffer (zero_grad_buffer) before the step's first microbatch.
 const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .overlaps_grad_reduce = false,
@@ -25,8 +26,9 @@ const SoftwareStack kMegatronLM{.name = "Megatron-LM",
 // is off by default, and with pipeline stages the pipeline engine reduces the gradients after the
 // last microbatch (ReduceGrads follows the schedule's backward passes); the bf16 optimizer adds
 // each microbatch's 16-bit gradient to an fp32 copy (_update_hp_grad) and reduces in fp32; ZeRO-1/2
-// gather the updated weights after the step. Its large published runs (Megatron-DeepSpeed) use
-// Megatron's fused kernels.
+// gather the updated weights after the step, and the bf16 optimizer's step ends by zeroing its fp32
+// gradients (clear_hp_grads). Its large published runs (Megatron-DeepSpeed) use Megatron's fused
+// kernels.
 const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
                                .bf16_grads_reduced_in_fp32 = true,
                                .overlaps_grad_reduce = false,
@@ -45,13 +47,15 @@ const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
 // torch CrossEntropyLoss over the training forward's logits (composer/metrics/nlp.py). FSDP
 // reduce-scatters each microbatch's gradient and adds the shard to the accumulated one in a
 // separate kernel; its mixed-precision mode (DEFAULT: fp32 reduction, PURE: bf16) is stated per run.
+// Composer frees the gradients (zero_grad(set_to_none=True)) rather than zeroing a buffer.
 const SoftwareStack kLlmFoundry{.name = "llm-foundry",
                                 .flash_version = 1,
                                 .applies_dropout = false,
                                 .fused_elementwise = false,
                                 .fused_cross_entropy = true,
                                 .metric_cross_entropies = 2,
-                                .fuses_grad_accumulation = false};
+                                .fuses_grad_accumulation = false,
+                                .zeroes_grad_buffer = false};
 
 // torchtitan (Llama models: no dropout): training.mixed_precision_reduce = "float32"; activation_checkpoint.selective_ac_option
 // "op" / "2" re-runs about half a forward; SDPA's FlashAttention-2 backend (PyTorch made SDPA's
@@ -63,7 +67,8 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // With pipeline stages it builds FSDP with reshard_after_forward=False, and PyTorch's pipeline
 // schedules turn off reshard-after-backward and gradient sync for all but the last microbatch
 // (torch.distributed.pipelining, backward_maybe_with_nosync): one gather per step, unsharded
-// gradients, one reduce-scatter after the last backward.
+// gradients, one reduce-scatter after the last backward. Its optimizer frees the gradients
+// (zero_grad's set_to_none default).
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .reduces_after_pipeline_flush = true,
@@ -72,11 +77,13 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .pipeline_gathers_once = true,
                                 .applies_dropout = false,
                                 .fused_elementwise = false,
-                                .fuses_grad_accumulation = false};
+                                .fuses_grad_accumulation = false,
+                                .zeroes_grad_buffer = false};
 
 // llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
-// that accumulates into the gradient buffer in the GEMM itself.
+// that accumulates into the gradient buffer in the GEMM itself; the buffer is zeroed (a memset)
+// before each step's first microbatch.
 const SoftwareStack kLlmC{.name = "llm.c", .cudnn_attention = true, .applies_dropout = false, .fused_cross_entropy = true};
 
 SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
@@ -92,6 +99,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.fused_cross_entropy = s.fused_cross_entropy;
     o.metric_cross_entropies = s.metric_cross_entropies;
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
+    o.zero_gradient_buffer = s.zeroes_grad_buffer;
     return o;
 }
 

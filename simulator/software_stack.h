@@ -27,6 +27,7 @@ struct SoftwareStack {
     int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch
     bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always
+    bool zeroes_grad_buffer = true;           // a persistent gradient buffer zeroed every step, not freed
 };
 
 extern const SoftwareStack kMegatronLM, kDeepSpeed, kLlmFoundry, kTorchtitan, kLlmC;

@@ -130,6 +130,7 @@ TEST(SimulateCli, CudnnAttentionAndNoDropoutAreAcceptedAndChangeTheStep) {
         return read(dir + "/r.json")["step_time_s"].get<double>();
     };
     const double flash = step({});
+    EXPECT_LT(step({"--free-gradients"}), flash);  // no buffer to zero
     EXPECT_LT(step({"--attention", "cudnn", "--no-dropout"}), step({"--no-dropout"}));
     EXPECT_LT(step({"--no-dropout"}), flash);
     auto bad = run_tessel({"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx-h100", "--gpus", "1", "--attention", "flash3"});

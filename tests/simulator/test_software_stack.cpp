@@ -2,7 +2,10 @@
 // behaviour, and their effect on a simulated step against the kernel speeds the presets give.
 #include <gtest/gtest.h>
 
+#include "core/accounting.h"
 #include "core/presets.h"
+#include "simulator/compute_cost.h"
+#include "simulator/hardware_efficiency.h"
 #include "simulator/simulate.h"
 #include "simulator/software_stack.h"
 #include "tests/planner/plan_fixtures.h"
@@ -28,6 +31,36 @@ TEST(SoftwareStack, AttentionKernelAndDropoutFollowEachFrameworksDefaults) {
     EXPECT_TRUE(stack_defaults(kDeepSpeed, Precision::bf16).model_dropout);
     EXPECT_FALSE(stack_defaults(kLlmC, Precision::bf16).model_dropout);
     EXPECT_FALSE(stack_defaults(kLlmFoundry, Precision::bf16).model_dropout);
+}
+
+TEST(SoftwareStack, GradientBuffersAreZeroedWhereTheFrameworkKeepsOne) {
+    // Megatron-LM zeroes each model chunk's gradient buffer every step (zero_grad_buffer), DeepSpeed's
+    // bf16 optimizer its fp32 gradients (clear_hp_grads), llm.c memsets its gradients; PyTorch's
+    // trainers free theirs (zero_grad(set_to_none=True)).
+    EXPECT_TRUE(stack_defaults(kMegatronLM, Precision::bf16).zero_gradient_buffer);
+    EXPECT_TRUE(stack_defaults(kDeepSpeed, Precision::bf16).zero_gradient_buffer);
+    EXPECT_TRUE(stack_defaults(kLlmC, Precision::bf16).zero_gradient_buffer);
+    EXPECT_FALSE(stack_defaults(kTorchtitan, Precision::bf16).zero_gradient_buffer);
+    EXPECT_FALSE(stack_defaults(kLlmFoundry, Precision::bf16).zero_gradient_buffer);
+}
+
+TEST(SoftwareStack, ZeroingTheBufferWritesEveryGradientOnce) {
+    // By hand: the buffer holds every weight of the rank (ZeRO-1 shards only the optimizer) in the
+    // reduction's precision, fp32 here, and zeroing it is one write of that many bytes. With ZeRO-2
+    // the buffer is the rank's shard of the gradients.
+    const ModelSpec m = load_model("gpt2-124m");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 4);
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    const double params = double(count_parameters(m).total);  // tied: the table counted once
+    for (int zero : {1, 2}) {
+        const Plan p = tessel::testing::make_plan(1, 1, 4, 1, 1, 4, 1024, 1, zero);
+        SimulateOptions kept, freed;
+        kept.grad_reduce_in_fp32 = freed.grad_reduce_in_fp32 = true;
+        freed.zero_gradient_buffer = false;
+        const double added = simulate(m, c, p, kept).time_s.optimizer - simulate(m, c, p, freed).time_s.optimizer;
+        const double buffer = zero == 2 ? params / 4 : params;
+        EXPECT_NEAR(added, gpu.memory_time(buffer * 4.0, 1), 1e-9 * added) << "ZeRO-" << zero;
+    }
 }
 
 TEST(SoftwareStack, CudnnAttentionShortensAHopperStepOnlyWhereTheGpuHasCudnnFigures) {

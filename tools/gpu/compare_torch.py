@@ -8,7 +8,8 @@ torch.compile fuses them, the cross entropy included (--fused-cross-entropy), or
 blocks compiled, all but the eager fp32 cross entropy; a GPT-layout step without dropout is
 simulated with --no-dropout; a checkpointed run
 recomputes every block (--recompute full); several microbatches per step add each one's weight
-gradients to .grad in separate kernels (--no-gradient-accumulation-fusion). SDPA runs cuDNN's attention (--attention cudnn): PyTorch
+gradients to .grad in separate kernels (--no-gradient-accumulation-fusion), and zero_grad frees
+the gradients rather than zeroing a buffer (--free-gradients). SDPA runs cuDNN's attention (--attention cudnn): PyTorch
 2.11 with its cuDNN 9.15+ prefers it on Hopper, and the profiles in the torch-*.txt name its
 cudnn_generated_fort_native_sdpa_sm90 kernels. The cluster is a built-in preset (datasheet figures:
 dgx-h100 unless --cluster names another, such as dgx-h200), not a calibration of the machine.
@@ -51,7 +52,7 @@ def profiled_kernel_ms(path):
 
 
 def simulate(tessel, cluster, run):
-    flags = ["--attention", "cudnn"]
+    flags = ["--attention", "cudnn", "--free-gradients"]
     if run["compile"]:
         flags += ["--fused-cross-entropy"]
     elif not run.get("compile_blocks"):
