@@ -111,12 +111,14 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
 // master weights, both moments and the gradient, and writes the 16-bit weights back.
 double optimizer_time(double parameters, Precision precision, const ComputeModel& gpu);
 
+// Seconds of zeroing a gradient buffer of `parameters` elements of `bytes` each, once per step
+// (SimulateOptions::zero_gradient_buffer): one write.
+double gradient_zeroing_time(double parameters, double bytes, const ComputeModel& gpu);
+
 // Seconds of folding one microbatch's weight gradients into the accumulator when the wgrad GEMM
 // does not accumulate in place (Megatron-LM before --gradient-accumulation-fusion, DeepSpeed,
 // PyTorch autograd): a separate add per parameter tensor reads the fresh `gradient_bytes`-wide
 // gradient and reads and writes the `accumulator_bytes`-wide accumulator.
-// Zeroing a gradient buffer of `parameters` elements of `bytes` each: one write.
-double gradient_zeroing_time(double parameters, double bytes, const ComputeModel& gpu);
 double gradient_accumulation_time(double parameters, double tensors, double gradient_bytes, double accumulator_bytes,
                                   const ComputeModel& gpu);
 
