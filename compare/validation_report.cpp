@@ -297,8 +297,8 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "tokens, as each data-parallel rank ran) reached 423 model TFLOP/s on one H100, more than the 408.8 "
           "published although it carries work Megatron avoids (autocast weight casts, separate gradient "
           "accumulation, a full fp32 AdamW), and the simulation of that step is 1.0-5.5% slower than measured, "
-          "at the 7.1B model's shapes 3% (reports/gpu/step-kernel-split.md). In those steps the GEMMs ran "
-          "12-27% faster than the GEMM model gives and the bandwidth-bound kernels slower, errors that offset: "
+          "at the 7.1B model's shapes 3% (reports/gpu/step-kernel-split.md). In those steps the GEMMs took "
+          "12-23% less time than the GEMM model gives and the bandwidth-bound kernels more, errors that offset: "
           "a GEMM's clock under the 700 W limit rises with the share of time the GPU spends outside GEMMs "
           "(measured: 8-13% faster with half the time in copies), which the sustained-clock fraction, fitted "
           "once for all runs, does not follow.\n";
