@@ -75,13 +75,14 @@ const StepBound::BlockTimes& StepBound::block_times(const Plan& p) const {
     auto bit = k.blocks.find(bkey);
     if (bit != k.blocks.end()) return bit->second;
 
+    // The simulation's overlap, attention kernel and dropout (overlap_options), with the fastest
+    // choice for everything else: FlashAttention-2 in place of FlashAttention-1's slower kernel,
+    // and OverlapOptions' defaults for the elementwise kernels and the loss.
+    const OverlapOptions simulated = overlap_options(model_, options_);
     OverlapOptions overlap;
-    overlap.tp_comm_overlap = options_.tp_comm_overlap;
-    // The simulation's own kernel, except FlashAttention-1's slower one: FlashAttention-2 is a
-    // lower bound on its time.
-    overlap.attention = attention_kernel(options_);
-    if (overlap.attention == AttentionKernel::flash1) overlap.attention = AttentionKernel::flash;
-    overlap.dropout = default_activation_options(model_).dropout && options_.model_dropout;
+    overlap.tp_comm_overlap = simulated.tp_comm_overlap;
+    overlap.attention = simulated.attention == AttentionKernel::flash1 ? AttentionKernel::flash : simulated.attention;
+    overlap.dropout = simulated.dropout;
     const BlockModels b = block_models(model_, p, *k.gpu, tp, cp, overlap);
     BlockTimes t;
     t.layer_forward = b.layer.forward.total();
