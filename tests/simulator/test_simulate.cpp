@@ -11,6 +11,7 @@
 #include "simulator/memory_model.h"
 #include "simulator/simulate.h"
 #include "test_clusters.h"
+#include "tests/planner/plan_fixtures.h"
 
 using namespace tessel;
 
@@ -140,11 +141,7 @@ TEST(Simulate, KernelTimeOnOneGpuIsTheWholeStep) {
     // kinds must cover the recomputed forward and the separate gradient accumulation too.
     const ModelSpec m = load_model("gpt2-124m");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
-    Plan p;
-    p.microbatch_size = 2;
-    p.global_batch_size = 6;
-    p.seq_length = 1024;
-    p.recompute = Recompute::full;
+    const Plan p = tessel::testing::make_plan(1, 1, 1, 1, 2, 6, 1024, 1, 0, Recompute::full);
     SimulateOptions o;
     o.gradient_accumulation_fusion = false;
     const auto r = simulate(m, c, p, o);
@@ -162,11 +159,7 @@ TEST(Simulate, GemmTimeIsTheLayersLinearsAndTheHead) {
     // tokens). Three microbatches, no recompute.
     const ModelSpec m = load_model("gpt2-124m");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
-    Plan p;
-    p.microbatch_size = 4;
-    p.global_batch_size = 12;
-    p.seq_length = 1024;
-    const auto r = simulate(m, c, p);
+    const auto r = simulate(m, c, tessel::testing::make_plan(1, 1, 1, 1, 4, 12, 1024));
     const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
     const double tokens = 4.0 * 1024, h = 768;
     auto linear = [&](double in, double out) {
