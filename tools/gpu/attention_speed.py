@@ -25,6 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from cuda_timing import warm_and_time_once_ms
+
 BACKENDS = {
     "flash": SDPBackend.FLASH_ATTENTION,
     "cudnn": SDPBackend.CUDNN_ATTENTION,
@@ -54,15 +56,8 @@ def shapes(groups):
 
 def time_ms(fn, budget_s=0.6):
     """Median of repeated calls, after one warm-up; as many repeats as fit the budget (3 to 20)."""
-    fn()
-    torch.cuda.synchronize()
+    reps = max(3, min(20, int(budget_s * 1000 / warm_and_time_once_ms(fn))))
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    once = start.elapsed_time(end)
-    reps = max(3, min(20, int(budget_s * 1000 / max(once, 1e-3))))
     times = []
     for _ in range(reps):
         start.record()

@@ -47,7 +47,8 @@ def profiled_kernel_ms(path):
         m = PROFILE_ROW.match(line)
         if m and not line.lstrip().startswith(("Name", "-")):
             ms = float(m.group(2)) * (1.0 if m.group(3) == "ms" else 1e-3)
-            totals[kernel_kind(m.group(1))] = totals.get(kernel_kind(m.group(1)), 0.0) + ms
+            kind = kernel_kind(m.group(1))
+            totals[kind] = totals.get(kind, 0.0) + ms
     return totals or None
 
 

@@ -19,19 +19,15 @@ import sys
 
 import torch
 
+from cuda_timing import warm_and_time_once_ms
+
 
 def time_ms(fn, reps=5, batch=None):
     """Median over `reps` of the mean time of `batch` back-to-back calls (launch gaps hidden, the
     GPU held busy as in a training step), after a warm-up of the same length."""
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    once = max(start.elapsed_time(end), 1e-3)
+    once = warm_and_time_once_ms(fn)
     batch = batch or max(5, min(200, int(50.0 / once)))  # about 50 ms per timed batch
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(batch):
         fn()
     times = []
