@@ -33,14 +33,15 @@ SpaceLimits limits_for(Framework f) {
     switch (f) {
         case Framework::any: break;
         case Framework::megatron:
-            l.zero_stages = {0, 1};
+            l.zero_stages.clear();
+            for (int z = 0; z <= kMegatronLM.max_zero_stage; ++z) l.zero_stages.push_back(z);
             l.placement = "tp-cp-dp-pp";
             break;
         case Framework::deepspeed:
-            l.zero_with_pipeline_max1 = true;
+            l.zero_with_pipeline_max1 = kDeepSpeed.max_zero_stage_with_pipeline <= 1;
             l.context_parallel = false;
-            l.interleaving = false;
-            l.sequence_parallel = SpaceLimits::SequenceParallel::off;
+            l.interleaving = kDeepSpeed.interleaves;
+            if (!kDeepSpeed.megatron_sequence_parallel) l.sequence_parallel = SpaceLimits::SequenceParallel::off;
             l.placement = "tp-cp-dp-pp";
             break;
         case Framework::torchtitan:
@@ -110,33 +111,6 @@ Precision default_precision(const GpuSpec& gpu) {
     if (has(Precision::fp16)) return Precision::fp16;
     if (has(Precision::fp32)) return Precision::fp32;
     return Precision::bf16;  // no usable peak at all: simulate() says which key is missing
-}
-
-std::vector<int> divisors(int n) {
-    std::vector<int> small, large;
-    for (int d = 1; (long long)d * d <= n; ++d)
-        if (n % d == 0) {
-            small.push_back(d);
-            if (d != n / d) large.push_back(n / d);
-        }
-    small.insert(small.end(), large.rbegin(), large.rend());
-    return small;
-}
-
-std::vector<int> microbatch_sizes(int global_batch_size, int dp) {
-    std::vector<int> out;
-    if (dp <= 0 || global_batch_size % dp != 0) return out;
-    for (int d : divisors(global_batch_size / dp))
-        if (d <= kMaxMicrobatch) out.push_back(d);
-    return out;
-}
-
-std::vector<int> virtual_stage_counts(int num_layers, int pp) {
-    std::vector<int> out{1};
-    if (pp < 2) return out;
-    for (int v = 2; pp * v <= num_layers; ++v)
-        if (pipeline_split_supported(num_layers, pp, v)) out.push_back(v);
-    return out;
 }
 
 namespace {

@@ -10,6 +10,7 @@
 
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
+#include "core/plan_choices.h"
 #include "core/options.h"
 #include "core/rank_groups.h"
 #include "simulator/simulate.h"
@@ -84,20 +85,6 @@ Precision default_precision(const GpuSpec& gpu);
 // The request with the model's sequence length, the default batch and the GPU's default
 // precision (default_precision) filled in where the caller left 0.
 PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int global_batch_size, int seq_length);
-
-// Positive divisors of n, ascending.
-std::vector<int> divisors(int n);
-
-// Microbatch sizes tried for a data-parallel size: divisors of the per-replica batch up to 64
-// sequences (beyond that the activations of one microbatch outgrow any GPU for every model
-// large enough to need planning, and GEMMs are already efficient).
-std::vector<int> microbatch_sizes(int global_batch_size, int dp);
-inline constexpr int kMaxMicrobatch = 64;
-
-// Virtual stages tried for a pipeline of pp ranks: 1, and when pp > 1 every v >= 2 whose pp*v
-// chunks split the layers evenly, or evenly but for a shorter first and last chunk (core's
-// pipeline_split_supported; the exporters write the uneven splits as a layout).
-std::vector<int> virtual_stage_counts(int num_layers, int pp);
 
 // Placements (innermost dimension first) worth simulating for these sizes. TP always goes first:
 // its collectives sit on every layer's critical path. The orders of CP, DP and PP that follow are

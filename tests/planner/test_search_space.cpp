@@ -1,4 +1,4 @@
-// The search space: divisors, default batch, microbatch and virtual-stage lists, placements.
+// The search space: default batch and request, placements.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,12 +9,6 @@
 #include "planner/search_space.h"
 
 using namespace tessel;
-
-TEST(SearchSpace, DivisorsAscending) {
-    EXPECT_EQ(divisors(1), (std::vector<int>{1}));
-    EXPECT_EQ(divisors(12), (std::vector<int>{1, 2, 3, 4, 6, 12}));
-    EXPECT_EQ(divisors(384).size(), 16u);  // 2^7 * 3: 8 x 2 divisors
-}
 
 TEST(SearchSpace, DefaultGlobalBatch) {
     // 2^21 / 2048 = 1024 sequences; 384 = 3 * 2^7, so the smallest 3 * 2^k >= 1024 is 1536
@@ -39,20 +33,6 @@ TEST(SearchSpace, CompleteRequestFillsDefaults) {
     const PlanRequest given = complete_request(m, c, 512, 4096);
     EXPECT_EQ(given.global_batch_size, 512);
     EXPECT_EQ(given.seq_length, 4096);
-}
-
-TEST(SearchSpace, MicrobatchSizesDivideThePerReplicaBatch) {
-    EXPECT_EQ(microbatch_sizes(1536, 4), (std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}));
-    EXPECT_TRUE(microbatch_sizes(100, 3).empty());  // 3 does not divide 100
-    for (int mb : microbatch_sizes(1536, 12)) EXPECT_EQ(1536 % (12 * mb), 0);
-}
-
-TEST(SearchSpace, VirtualStagesDivideTheLayersPerStage) {
-    EXPECT_EQ(virtual_stage_counts(96, 12), (std::vector<int>{1, 2, 4, 8}));  // 8 layers per stage
-    EXPECT_EQ(virtual_stage_counts(96, 1), (std::vector<int>{1}));            // no pipeline
-    // 126 layers on 16 ranks: 32 chunks of 4 but 3 at the ends (2 x 3 + 30 x 4), 64 of 2 but 1 at the
-    // ends (2 + 62 x 2); 48 chunks would leave 2s and 3s in the middle (126 = 48 x 2 + 30).
-    EXPECT_EQ(virtual_stage_counts(126, 16), (std::vector<int>{1, 2, 4}));
 }
 
 TEST(SearchSpace, PlacementStrideMatchesCoreRankGroups) {

@@ -1,0 +1,24 @@
+// The values a plan's free knobs can take for one model and batch: the divisors a layout is built
+// from, the microbatch sizes a data-parallel size allows and the virtual-stage counts a pipeline
+// can split the layers into. The planner searches them; `validate` fills a published run's
+// unstated knobs from them when its defaults do not fit (compare/validate.cpp, R15).
+#pragma once
+#include <vector>
+
+namespace tessel {
+
+// Positive divisors of n, ascending.
+std::vector<int> divisors(int n);
+
+// Microbatch sizes for a data-parallel size: divisors of the per-replica batch up to 64 sequences
+// (beyond that the activations of one microbatch outgrow any GPU for every model large enough to
+// need planning, and GEMMs are already efficient). Empty when dp does not divide the batch.
+std::vector<int> microbatch_sizes(int global_batch_size, int dp);
+inline constexpr int kMaxMicrobatch = 64;
+
+// Virtual stages for a pipeline of pp ranks: 1, and when pp > 1 every v >= 2 whose pp*v chunks
+// split the layers evenly, or evenly but for a shorter first and last chunk (core/plan.h's
+// pipeline_split_supported; the exporters write the uneven splits as a layout).
+std::vector<int> virtual_stage_counts(int num_layers, int pp);
+
+}  // namespace tessel
