@@ -14,6 +14,7 @@
 #include "compare/published_cluster.h"
 #include "compare/text_match.h"
 #include "core/accounting.h"
+#include "core/plan_choices.h"
 #include "core/errors.h"
 #include "core/presets.h"
 #include "core/units.h"
@@ -92,6 +93,12 @@ const std::vector<std::string>& validation_rules() {
         "the accumulation precision); llm-foundry and torchtitan free theirs (set_to_none).",
         "R14 scope: a row with expert parallelism or more than one expert (a mixture-of-experts model) is listed "
         "as not modelled rather than predicted as a dense model.",
+        "R15 unstated knobs that do not fit: the run fitted its GPUs, so where the defaults above for its null "
+        "virtual_pipeline, microbatch_size, activation_recompute, zero_or_fsdp or sequence_parallel need more memory "
+        "than the GPU has, those fields take the values that fit with the fastest simulated step, as `tessel plan` "
+        "would choose them, among what the framework can express (Megatron-LM and llm.c shard to ZeRO-1 at most; "
+        "DeepSpeed's pipeline engine neither interleaves nor shards past ZeRO-1 with pipeline stages, and has no "
+        "Megatron-style sequence parallelism). The row's assumptions name the values taken.",
     };
     return rules;
 }
@@ -199,6 +206,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
                                text_of(row, "precision");
     auto assume = [&](std::string s) { c.assumptions.push_back(std::move(s)); };
     c.framework = fw->name;
+    c.stack = fw;
 
     // R2 (tp first: R1 pads the vocabulary by it)
     const int num_gpus = need_count("num_gpus");
@@ -248,9 +256,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     validate_model(m, origin + ": " + where);
 
     p.virtual_stages = count("virtual_pipeline").value_or(1);
+    c.unstated.virtual_pipeline = !get("virtual_pipeline") && p.pp > 1 && fw->interleaves;
     p.schedule = p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     p.microbatch_size = count("microbatch_size").value_or(1);
     if (!get("microbatch_size")) assume("microbatch 1");
+    c.unstated.microbatch = !get("microbatch_size");
     p.global_batch_size = need_count("global_batch_size");
     p.seq_length = m.seq_length;
 
@@ -264,7 +274,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     else if (zero.empty() && contains(stated, "--overlap-param-gather")) {
         p.zero_stage = 1;
         assume("ZeRO-1 (--overlap-param-gather needs the distributed optimizer)");
-    } else p.zero_stage = 0;
+    } else {
+        p.zero_stage = 0;
+        c.unstated.zero = zero.empty();
+    }
     // With pipeline stages torchtitan's FSDP keeps the gathered weights and the unsharded gradients
     // through the step: the memory and traffic of ZeRO-1 (its stack reduces after the last microbatch).
     if (fw->pipeline_gathers_once && p.pp > 1 && p.zero_stage >= 2) p.zero_stage = 1;
@@ -277,6 +290,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         c.half_recompute = fw->half_forward_selective;
     } else p.recompute = Recompute::none;
     if (rc.empty()) assume("no recompute");
+    c.unstated.recompute = rc.empty();
 
     // R5
     const std::string prec = text_of(row, "precision");
@@ -290,6 +304,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     else {
         p.sequence_parallel = (tp_overlap || fw->sequence_parallel_with_tp) && p.tp > 1;
         if (p.sequence_parallel && !fw->sequence_parallel_with_tp) assume("sequence parallel (required by --tp-comm-overlap)");
+        c.unstated.sequence_parallel = p.tp > 1 && !tp_overlap && !fw->sequence_parallel_with_tp && fw->megatron_sequence_parallel;
     }
 
     // R7
@@ -298,7 +313,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     o.tp_comm_overlap = tp_overlap;
     if (contains(stated, "--overlap-grad-reduce") || contains(zero, "'torch'")) o.overlap_grad_reduce = true;
     if (contains(zero, "'local'")) o.overlap_grad_reduce = false;
-    o.overlap_param_gather = o.overlap_param_gather || contains(stated, "--overlap-param-gather") || p.zero_stage >= 3;
+    c.stated_param_gather_overlap = o.overlap_param_gather || contains(stated, "--overlap-param-gather");
+    o.overlap_param_gather = c.stated_param_gather_overlap || p.zero_stage >= 3;
     o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
 
@@ -384,27 +400,142 @@ ValidationRow prepare_row(const json& row, const std::string& origin) {
     return v;
 }
 
-// Simulates a prepared row (its cluster's profile already set) and compares it with the figure
-// the source published (R10).
-void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) {
-    if (!v.skipped_because.empty()) return;
-    const ValidationCase& c = v.setup;
-    SimulationResult r = simulate(c.model, c.cluster, c.plan, c.options);
-    double step = r.step_time_s;
+// Memory per GPU of a case: torchtitan's half recompute keeps half the layers' full activations,
+// judged by the checkpointed half plus one live layer, between none and full.
+MemoryBreakdown case_memory(const ValidationCase& c) {
+    if (!c.half_recompute) return estimate_memory(c.model, c.cluster, c.plan, c.options);
+    Plan none = c.plan, full = c.plan;
+    none.recompute = Recompute::none;
+    full.recompute = Recompute::full;
+    const MemoryBreakdown mn = estimate_memory(c.model, c.cluster, none, c.options);
+    MemoryBreakdown m = estimate_memory(c.model, c.cluster, full, c.options);
+    const double activations = 0.5 * (mn.activations + m.activations);
+    m.peak += activations - m.activations;
+    m.activations = activations;
+    return m;
+}
+
+// The simulated step of a case and the result it comes from (R4's half recompute: the mean of
+// the steps without and with full recompute).
+struct CaseOutcome {
+    SimulationResult result;
+    double step_s = 0;
+};
+CaseOutcome simulate_case(const ValidationCase& c) {
+    CaseOutcome out{simulate(c.model, c.cluster, c.plan, c.options), 0};
+    out.step_s = out.result.step_time_s;
     if (c.half_recompute) {
         Plan none = c.plan, full = c.plan;
         none.recompute = Recompute::none;
         full.recompute = Recompute::full;
-        const auto rn = simulate(c.model, c.cluster, none, c.options);
-        const auto rf = simulate(c.model, c.cluster, full, c.options);
-        step = 0.5 * (rn.step_time_s + rf.step_time_s);
-        // Half the layers keep full activations: judged by the checkpointed half plus one live
-        // layer, between the two.
-        r.memory_GiB = rf.memory_GiB;
-        r.memory_GiB.activations = 0.5 * (rn.memory_GiB.activations + rf.memory_GiB.activations);
-        r.memory_GiB.peak = rf.memory_GiB.peak - rf.memory_GiB.activations + r.memory_GiB.activations;
-        r.fits = r.memory_GiB.peak <= c.cluster.gpu.memory_GiB;
+        out.step_s = 0.5 * (simulate(c.model, c.cluster, none, c.options).step_time_s +
+                            simulate(c.model, c.cluster, full, c.options).step_time_s);
+        out.result.memory_GiB = case_memory(c);
+        out.result.fits = out.result.memory_GiB.peak <= c.cluster.gpu.memory_GiB;
     }
+    return out;
+}
+
+// R15's knobs, and the case with them set and the rules that follow from them applied again (R3's
+// pipelined FSDP, R4's half recompute, R7's weight-gather overlap); nullopt where the plan is not
+// one the model can be split into.
+struct Knobs {
+    int virtual_stages = 1, microbatch_size = 1, zero_stage = 0;
+    Recompute recompute = Recompute::none;
+    bool sequence_parallel = false;
+};
+std::optional<ValidationCase> with_knobs(const ValidationCase& base, const Knobs& k) {
+    ValidationCase c = base;
+    Plan& p = c.plan;
+    p.virtual_stages = k.virtual_stages;
+    p.schedule = k.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    p.microbatch_size = k.microbatch_size;
+    p.zero_stage = k.zero_stage;
+    p.recompute = k.recompute;
+    p.sequence_parallel = k.sequence_parallel;
+    c.half_recompute = k.recompute == Recompute::selective && c.stack->half_forward_selective;
+    c.options.overlap_param_gather = c.stated_param_gather_overlap || p.zero_stage >= 3;
+    try {
+        validate_plan(p, c.model, p.world_size(), c.name);
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
+    return c;
+}
+
+const char* recompute_words(Recompute r) {
+    switch (r) {
+        case Recompute::none: return "no recompute";
+        case Recompute::selective: return "selective recompute";
+        case Recompute::full: return "full recompute";
+    }
+    return "?";
+}
+
+// R15: a published run fitted its GPUs, so where the defaults of its null fields do not fit, those
+// fields held something else. The fastest setting of the unstated knobs that fits, among what the
+// framework can express (as the planner would choose them); nullopt when none fits.
+std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, double default_peak_GiB) {
+    const ValidationCase::Unstated& u = c.unstated;
+    const Plan& p = c.plan;
+    const SoftwareStack& fw = *c.stack;
+    const std::vector<int> vps = u.virtual_pipeline ? virtual_stage_counts(c.model.num_layers, p.pp)
+                                                    : std::vector<int>{p.virtual_stages};
+    std::vector<int> mbs = u.microbatch ? microbatch_sizes(p.global_batch_size, p.dp) : std::vector<int>{p.microbatch_size};
+    const std::vector<Recompute> rcs = u.recompute ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                                                   : std::vector<Recompute>{p.recompute};
+    std::vector<int> zeros{p.zero_stage};
+    if (u.zero) {
+        zeros.clear();
+        int top = std::min(fw.max_zero_stage, p.pp > 1 ? fw.max_zero_stage_with_pipeline : 3);
+        if (fw.pipeline_gathers_once && p.pp > 1) top = std::min(top, 1);  // R3: its ZeRO-2/3 act as 1 there
+        for (int z = 0; z <= top; ++z) zeros.push_back(z);
+    }
+    const std::vector<bool> sps = u.sequence_parallel ? std::vector<bool>{false, true} : std::vector<bool>{p.sequence_parallel};
+    std::optional<ValidationCase> best;
+    double best_step = 0;
+    for (int vp : vps)
+        for (int mb : mbs)
+            for (Recompute rc : rcs)
+                for (int zero : zeros)
+                    for (bool sp : sps) {
+                        auto candidate = with_knobs(c, Knobs{vp, mb, zero, rc, sp});
+                        if (!candidate || case_memory(*candidate).peak > candidate->cluster.gpu.memory_GiB) continue;
+                        const double step = simulate_case(*candidate).step_s;
+                        if (!best || step < best_step) best = std::move(candidate), best_step = step;
+                    }
+    if (!best) return std::nullopt;
+    // Its words replace the defaults' ("microbatch 1", "no recompute").
+    std::vector<std::string> kept;
+    for (const auto& a : best->assumptions)
+        if (!(u.microbatch && a == "microbatch 1") && !(u.recompute && a == "no recompute")) kept.push_back(a);
+    std::vector<std::string> knobs;
+    const Plan& b = best->plan;
+    if (u.virtual_pipeline) knobs.push_back(b.virtual_stages > 1 ? fmt::format("{} virtual stages", b.virtual_stages) : "no interleaving");
+    if (u.microbatch) knobs.push_back(fmt::format("microbatch {}", b.microbatch_size));
+    if (u.recompute) knobs.push_back(recompute_words(b.recompute));
+    if (u.zero) knobs.push_back(fmt::format("ZeRO-{}", b.zero_stage));
+    if (u.sequence_parallel) knobs.push_back(b.sequence_parallel ? "sequence parallel" : "no sequence parallel");
+    std::string list;
+    for (const auto& k : knobs) list += (list.empty() ? "" : ", ") + k;
+    kept.push_back(fmt::format("R15: defaults need {:.0f} GiB; fastest fitting {}", default_peak_GiB, list));
+    best->assumptions = std::move(kept);
+    return best;
+}
+
+// Simulates a prepared row (its cluster's profile already set) and compares it with the figure
+// the source published (R10). R15 may replace the row's case first.
+void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) {
+    if (!v.skipped_because.empty()) return;
+    CaseOutcome outcome = simulate_case(v.setup);
+    if (!outcome.result.fits && v.setup.unstated.any())
+        if (auto filled = fill_unstated_to_fit(v.setup, outcome.result.memory_GiB.peak)) {
+            v.setup = std::move(*filled);
+            outcome = simulate_case(v.setup);
+        }
+    const ValidationCase& c = v.setup;
+    const SimulationResult& r = outcome.result;
+    const double step = outcome.step_s;
     v.result = r;
     v.step_time_s = step;
     v.fits = r.fits;

@@ -15,6 +15,8 @@
 
 namespace tessel {
 
+struct SoftwareStack;
+
 // The built-in runs the global parameters are fitted on: its preset name, and the path `tessel
 // validate` reports it under (the other files' errors are out of sample).
 inline constexpr const char* kFitSetPreset = "published_runs";
@@ -32,6 +34,13 @@ struct ValidationCase {
     // (every other matmul, or every other layer): simulated as the midpoint of none and full.
     bool half_recompute = false;
     std::vector<std::string> assumptions;  // every default a null field took, in words
+    // The knobs the row left null that R15 may set when the defaults do not fit in memory.
+    struct Unstated {
+        bool virtual_pipeline = false, microbatch = false, recompute = false, zero = false, sequence_parallel = false;
+        bool any() const { return virtual_pipeline || microbatch || recompute || zero || sequence_parallel; }
+    } unstated;
+    const SoftwareStack* stack = nullptr;      // the framework the source ran: what R15 may choose
+    bool stated_param_gather_overlap = false;  // R7's weight-gather overlap before ZeRO-3's own
 };
 
 enum class PublishedMetric { tokens_per_s_per_gpu, iteration_time_s, hardware_tflops_per_gpu, model_tflops_per_gpu, mfu };

@@ -14,13 +14,15 @@ namespace tessel {
 // Hopper; the A100 presets give no cuDNN figures, so there it runs as FlashAttention-2. Commit
 // 83b1e42f30 (2022-02-13) added --gradient-accumulation-fusion, on unless
 // --no-gradient-accumulation-fusion is given. train_step zeroes every model chunk's gradient
-// buffer (zero_grad_buffer) before the step's first microbatch.
+// buffer (zero_grad_buffer) before the step's first microbatch. Its sharding is
+// --use-distributed-optimizer, which shards the optimizer state only: ZeRO-1.
 const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .overlaps_grad_reduce = false,
                                 .overlaps_param_gather = false,
                                 .cudnn_attention = true,
-                                .grad_accumulation_fusion_date = 20220213};
+                                .grad_accumulation_fusion_date = 20220213,
+                                .max_zero_stage = 1};
 
 // DeepSpeed (deepspeed/runtime/pipe/engine.py, bf16_optimizer.py, zero/config.py): overlap_comm
 // is off by default, and with pipeline stages the pipeline engine reduces the gradients after the
@@ -28,13 +30,17 @@ const SoftwareStack kMegatronLM{.name = "Megatron-LM",
 // each microbatch's 16-bit gradient to an fp32 copy (_update_hp_grad) and reduces in fp32; ZeRO-1/2
 // gather the updated weights after the step, and the bf16 optimizer's step ends by zeroing its fp32
 // gradients (clear_hp_grads). Its large published runs (Megatron-DeepSpeed) use Megatron's fused
-// kernels.
+// kernels. Its pipeline engine runs non-interleaved 1F1B (TrainSchedule) and accepts only ZeRO-0/1
+// with pipeline stages; it has no Megatron-style sequence parallelism.
 const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
                                .bf16_grads_reduced_in_fp32 = true,
                                .overlaps_grad_reduce = false,
                                .reduces_after_pipeline_flush = true,
                                .overlaps_param_gather = false,
-                               .fuses_grad_accumulation = false};
+                               .fuses_grad_accumulation = false,
+                               .max_zero_stage_with_pipeline = 1,
+                               .interleaves = false,
+                               .megatron_sequence_parallel = false};
 
 // llm-foundry (Composer + PyTorch FSDP): its MPT benchmark configurations run attn_impl "triton"
 // (the default of scripts/train/benchmarking/submit_benchmarks.py and of the v0.3 pretrain yamls:
@@ -83,8 +89,12 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
 // llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
 // that accumulates into the gradient buffer in the GEMM itself; the buffer is zeroed (a memset)
-// before each step's first microbatch.
-const SoftwareStack kLlmC{.name = "llm.c", .cudnn_attention = true, .applies_dropout = false, .fused_cross_entropy = true};
+// before each step's first microbatch. It shards the optimizer state at most (its -z 1: ZeRO-1).
+const SoftwareStack kLlmC{.name = "llm.c",
+                          .cudnn_attention = true,
+                          .applies_dropout = false,
+                          .fused_cross_entropy = true,
+                          .max_zero_stage = 1};
 
 SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     SimulateOptions o;

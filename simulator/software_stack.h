@@ -28,6 +28,12 @@ struct SoftwareStack {
     bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always
     bool zeroes_grad_buffer = true;           // a persistent gradient buffer zeroed every step, not freed
+    // What its configuration can express: bounds the planner's search for an export to it and the
+    // knobs `validate` fills for a published run of it (compare/validate.cpp, R15).
+    int max_zero_stage = 3;                   // highest ZeRO stage it shards to
+    int max_zero_stage_with_pipeline = 3;     // the same with pipeline stages
+    bool interleaves = true;                  // an interleaved (virtual-stage) pipeline schedule
+    bool megatron_sequence_parallel = true;   // Megatron-style sequence parallelism beside TP
 };
 
 extern const SoftwareStack kMegatronLM, kDeepSpeed, kLlmFoundry, kTorchtitan, kLlmC;

@@ -363,3 +363,114 @@ TEST(Validate, TorchtitanShardsNormsWithTensorParallelismAndGathersOnceUnderPipe
     mg["throughput_definition"] = "";
     EXPECT_FALSE(validation_case(mg, "test").plan.sequence_parallel);
 }
+
+namespace {
+// A 21.7B-parameter GPT on 8 H100s at tensor-parallel 8: 2.7B weights per GPU (about 49 GB of
+// weights, fp32 gradients and Adam state), and a microbatch of 4 x 4096 tokens whose activations
+// do not fit beside them unless each layer keeps only its input. Everything but the recompute mode
+// is stated.
+json large_activation_row() {
+    json row = megatron_row();
+    row["num_gpus"] = 8;
+    row["num_layers"] = 48;
+    row["hidden_size"] = 6144;
+    row["num_attention_heads"] = 48;
+    row["seq_length"] = 4096;
+    row["tensor_parallel"] = 8;
+    row["global_batch_size"] = 64;
+    row["microbatch_size"] = 4;
+    row["sequence_parallel"] = false;
+    row["zero_or_fsdp"] = "none";
+    row["throughput_definition"] = "model FLOPs";
+    return row;
+}
+std::string joined(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += x + "; ";
+    return s;
+}
+}  // namespace
+
+TEST(Validate, UnstatedKnobsThatDoNotFitTakeTheFastestSettingThatFits) {
+    const json row = large_activation_row();
+    const ValidationCase c = validation_case(row, "test");
+    ASSERT_TRUE(c.unstated.recompute);
+    ASSERT_FALSE(c.unstated.microbatch || c.unstated.zero || c.unstated.sequence_parallel || c.unstated.virtual_pipeline);
+    // The premise, from the memory model: only full recompute fits.
+    auto fits = [&](Recompute r) {
+        Plan p = c.plan;
+        p.recompute = r;
+        return estimate_memory(c.model, c.cluster, p, c.options).peak <= c.cluster.gpu.memory_GiB;
+    };
+    ASSERT_FALSE(fits(Recompute::none));
+    ASSERT_FALSE(fits(Recompute::selective));
+    ASSERT_TRUE(fits(Recompute::full));
+
+    const auto rep = validate_runs(json::array({row}), "test");
+    const ValidationRow& v = rep.rows[0];
+    ASSERT_TRUE(v.modelable) << v.skipped_because;
+    EXPECT_TRUE(v.fits);
+    EXPECT_EQ(v.setup.plan.recompute, Recompute::full);
+    EXPECT_EQ(v.setup.plan.microbatch_size, 4);  // stated: kept
+    const std::string said = joined(v.setup.assumptions);
+    EXPECT_NE(said.find("R15"), std::string::npos) << said;
+    EXPECT_NE(said.find("full recompute"), std::string::npos) << said;
+    EXPECT_EQ(said.find("no recompute"), std::string::npos) << said;  // the default's words are gone
+
+    // Stated, the same mode is kept and the row is reported as not fitting.
+    json stated = row;
+    stated["activation_recompute"] = "none";
+    const auto stated_rep = validate_runs(json::array({stated}), "test");
+    const ValidationRow& s = stated_rep.rows[0];
+    EXPECT_FALSE(s.fits);
+    EXPECT_EQ(s.setup.plan.recompute, Recompute::none);
+    EXPECT_EQ(joined(s.setup.assumptions).find("R15"), std::string::npos);
+}
+
+TEST(Validate, FilledKnobsStayWithinWhatTheFrameworkExpresses) {
+    // With the microbatch, ZeRO stage and recompute free, every setting is open: the one chosen
+    // must fit, beat every other fitting one that the framework allows, and stay in its limits.
+    json row = large_activation_row();
+    row["microbatch_size"] = nullptr;
+    row["zero_or_fsdp"] = nullptr;
+    row["pipeline_parallel"] = 2;
+    row["num_gpus"] = 32;  // dp 2
+    row["seq_length"] = 16384;
+    for (const char* source : {"Megatron-LM README (2024-07-15)", "Megatron-DeepSpeed run (2023-01-10)"}) {
+        row["source"] = source;
+        const ValidationCase c = validation_case(row, "test");
+        ASSERT_GT(estimate_memory(c.model, c.cluster, c.plan, c.options).peak, c.cluster.gpu.memory_GiB);
+        const auto rep = validate_runs(json::array({row}), "test");
+        const ValidationRow& v = rep.rows[0];
+        ASSERT_TRUE(v.modelable) << v.skipped_because;
+        ASSERT_TRUE(v.fits) << source;
+        EXPECT_NE(joined(v.setup.assumptions).find("R15"), std::string::npos);
+        EXPECT_LE(v.setup.plan.zero_stage, 1) << source;  // both shard to ZeRO-1 at most here
+        if (c.framework == "DeepSpeed") {
+            EXPECT_EQ(v.setup.plan.virtual_stages, 1);  // its pipeline engine does not interleave
+            EXPECT_FALSE(c.unstated.virtual_pipeline);
+        }
+        // Against every fitting alternative, enumerated here.
+        for (int mb : {1, 2, 4, 8})
+            for (int zero : {0, 1})
+                for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+                    Plan p = c.plan;
+                    p.microbatch_size = mb;
+                    p.zero_stage = zero;
+                    p.recompute = r;
+                    if (estimate_memory(c.model, c.cluster, p, c.options).peak > c.cluster.gpu.memory_GiB) continue;
+                    EXPECT_LE(v.step_time_s, simulate(c.model, c.cluster, p, c.options).step_time_s * (1 + 1e-12))
+                        << source << " mb" << mb << " zero" << zero << " " << to_string(r);
+                }
+    }
+}
+
+TEST(Validate, RowsThatFitKeepTheirDefaults) {
+    const auto rep = validate_runs(json::array({megatron_row()}), "test");
+    const ValidationRow& v = rep.rows[0];
+    ASSERT_TRUE(v.fits);
+    EXPECT_EQ(v.setup.plan.microbatch_size, 1);
+    EXPECT_EQ(v.setup.plan.recompute, Recompute::none);
+    EXPECT_EQ(v.setup.plan.zero_stage, 0);
+    EXPECT_EQ(joined(v.setup.assumptions).find("R15"), std::string::npos);
+}
