@@ -523,16 +523,21 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
     return best;
 }
 
-// Simulates a prepared row (its cluster's profile already set) and compares it with the figure
-// the source published (R10). R15 may replace the row's case first.
+// R15 for a prepared row whose cluster's profile is set: its case with the unstated knobs filled
+// where the defaults do not fit. Run once per row, before the fit's grid: the layout a run had does
+// not change with the parameters fitted.
+void fill_row_to_fit(ValidationRow& v) {
+    if (!v.skipped_because.empty() || !v.setup.unstated.any()) return;
+    const double peak = case_memory(v.setup).peak;
+    if (peak <= v.setup.cluster.gpu.memory_GiB) return;
+    if (auto filled = fill_unstated_to_fit(v.setup, peak)) v.setup = std::move(*filled);
+}
+
+// Simulates a prepared row (its cluster's profile already set, R15 applied) and compares it with
+// the figure the source published (R10).
 void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) {
     if (!v.skipped_because.empty()) return;
-    CaseOutcome outcome = simulate_case(v.setup);
-    if (!outcome.result.fits && v.setup.unstated.any())
-        if (auto filled = fill_unstated_to_fit(v.setup, outcome.result.memory_GiB.peak)) {
-            v.setup = std::move(*filled);
-            outcome = simulate_case(v.setup);
-        }
+    const CaseOutcome outcome = simulate_case(v.setup);
     const ValidationCase& c = v.setup;
     const SimulationResult& r = outcome.result;
     const double step = outcome.step_s;
@@ -621,6 +626,7 @@ ValidationReport validate_runs(const json& runs, const std::string& origin, cons
     for (const auto& row : runs) {
         ValidationRow v = prepare_row(row, origin);
         if (profile && v.skipped_because.empty()) v.setup.cluster.profile = *profile;
+        fill_row_to_fit(v);
         evaluate_row(v, row, origin);
         rep.rows.push_back(std::move(v));
     }
@@ -659,6 +665,8 @@ CrossValidation cross_validate(const json& runs, const std::string& origin, cons
     std::vector<const json*> source;
     for (const auto& row : runs) {
         prepared.push_back(prepare_row(row, origin));
+        if (profile && prepared.back().skipped_because.empty()) prepared.back().setup.cluster.profile = *profile;
+        fill_row_to_fit(prepared.back());
         source.push_back(&row);
     }
     std::vector<std::vector<ValidationRow>> at(points.size());
