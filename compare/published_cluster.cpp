@@ -25,6 +25,9 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
     if (a100) return "dgx-a100";
     if (has(gpu, "h100") || has(gpu, "h800")) return "dgx-h100";
     if (has(gpu, "h200")) return "dgx-h200";
+    if (has(gpu, "v100")) return "dgx2-v100";
+    // GB200 is the B200 die beside a Grace CPU; what differs (memory, power) its text states.
+    if (has(gpu, "b200")) return "dgx-b200";
     return nullptr;
 }
 
@@ -75,7 +78,7 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
                               long long num_gpus, const std::string& origin, const std::string& where) {
     const char* preset = cluster_preset_for_gpu(gpu_type);
     if (!preset)
-        throw input_error(origin, where + ".gpu_type", "an A100, A800, H100, H800 or H200 GPU", "\"" + gpu_type + "\"");
+        throw input_error(origin, where + ".gpu_type", "a V100, A100, A800, H100, H800, H200 or B200 GPU", "\"" + gpu_type + "\"");
     ClusterSpec c = load_cluster(preset);
     // The PCIe preset is the 80GB card; the 40GB one (its size read below) has HBM2 at 1555 GB/s
     // (A100 PCIe datasheet).

@@ -42,7 +42,8 @@ const std::vector<std::string>& validation_rules() {
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "or null = none. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
         "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full.",
-        "R5 precision: fp16 = fp16, any fp8 = fp8 (GEMMs at the fp8 peak, the rest in bf16), else bf16.",
+        "R5 precision: fp16 = fp16, any fp8 = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 = bf16; "
+        "otherwise the GPU's own 16-bit format: bf16, or fp16 on a GPU without bf16 (V100).",
         "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
         "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
         "along the sequence.",
@@ -56,8 +57,8 @@ const std::vector<std::string>& validation_rules() {
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
         "training (Megatron-LM and DeepSpeed with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
-        "R9 cluster: the GPU names the preset (A100 PCIe -> pcie-a100, A100 40GB -> dgx-a100-40gb, other A100 -> "
-        "dgx-a100, H100 -> dgx-h100, H200 -> dgx-h200), with the row's gpus_per_node and the node network its "
+        "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
+        "dgx-a100-40gb, other A100 -> dgx-a100, H100 -> dgx-h100, H200 -> dgx-h200, B200 and GB200 -> dgx-b200), with the row's gpus_per_node and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
         "Omni-Path) in place of the preset's, resized to the row's GPU count. A memory size (\"96GB\"), HBM "
         "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "
@@ -292,10 +293,19 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (rc.empty()) assume("no recompute");
     c.unstated.recompute = rc.empty();
 
+    // R9 (R5's default depends on the GPU)
+    c.cluster = published_cluster(text_of(row, "gpu_type"), text_of(row, "interconnect"),
+                                  count("gpus_per_node").value_or(0), num_gpus, origin, where);
+
     // R5
     const std::string prec = text_of(row, "precision");
-    p.precision = contains(prec, "fp8") ? Precision::fp8 : contains(prec, "fp16") ? Precision::fp16 : Precision::bf16;
-    if (prec.empty()) assume("bf16");
+    if (contains(prec, "fp8")) p.precision = Precision::fp8;
+    else if (contains(prec, "fp16")) p.precision = Precision::fp16;
+    else if (contains(prec, "bf16")) p.precision = Precision::bf16;
+    else {
+        p.precision = default_precision(c.cluster.gpu);
+        assume(to_string(p.precision));
+    }
 
     // R6
     const bool tp_overlap = contains(stated, "--tp-comm-overlap");
@@ -348,10 +358,6 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         assume(fmt::format("unfused gradient accumulation (source dated {})", date));
     }
     if (contains(stated, "--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = false;
-
-    // R9
-    c.cluster = published_cluster(text_of(row, "gpu_type"), text_of(row, "interconnect"),
-                                  count("gpus_per_node").value_or(0), num_gpus, origin, where);
 
     validate_plan(p, m, num_gpus, origin + ": " + where);
     return c;

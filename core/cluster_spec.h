@@ -41,6 +41,11 @@ struct GpuSpec {
     double peak(Precision p) const;
 };
 
+// The precision a plan on this GPU defaults to: bf16 where the GPU has a bf16 peak (A100 and
+// later), else fp16 (V100), else fp32 — a calibrated CPU cluster has only an fp32 peak, and the
+// CPU backend computes in fp32 whatever the plan says (DESIGN.md).
+Precision default_precision(const GpuSpec& gpu);
+
 struct IntraNodeLink {
     std::string kind = "nvlink";   // nvlink | pcie | none (a single GPU per node)
     double bandwidth_GBps = 0;     // per GPU, one direction

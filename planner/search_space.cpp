@@ -102,17 +102,6 @@ PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int globa
     return r;
 }
 
-Precision default_precision(const GpuSpec& gpu) {
-    auto has = [&](Precision p) {
-        auto it = gpu.peak_tflops.find(p);
-        return it != gpu.peak_tflops.end() && it->second > 0;
-    };
-    if (has(Precision::bf16)) return Precision::bf16;
-    if (has(Precision::fp16)) return Precision::fp16;
-    if (has(Precision::fp32)) return Precision::fp32;
-    return Precision::bf16;  // no usable peak at all: simulate() says which key is missing
-}
-
 namespace {
 // For each dimension: nodes its group (through rank 0) spans and its most members on one node.
 // Rank arithmetic as core/rank_groups.h defines it: the group of dimension d through rank 0 is

@@ -77,11 +77,6 @@ SimulateOptions simulate_options_for(Framework f, Precision precision);
 // (384 GPUs, sequence 2048: 3 * 2^9 = 1536, the batch Narayanan et al. 2021 used for GPT-3).
 int default_global_batch(int seq_length, int num_gpus);
 
-// The precision a plan on this GPU defaults to: bf16 where the GPU has a bf16 peak (A100 and
-// later), else fp16 (V100), else fp32 — a calibrated CPU cluster has only an fp32 peak, and the
-// CPU backend computes in fp32 whatever the plan says (DESIGN.md).
-Precision default_precision(const GpuSpec& gpu);
-
 // The request with the model's sequence length, the default batch and the GPU's default
 // precision (default_precision) filled in where the caller left 0.
 PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int global_batch_size, int seq_length);

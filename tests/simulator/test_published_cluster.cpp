@@ -65,8 +65,21 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_DOUBLE_EQ(a800.gpu.peak_tflops.at(Precision::bf16), 312);
     EXPECT_DOUBLE_EQ(a800.gpu.memory_GiB, 80);
     EXPECT_DOUBLE_EQ(a800.intra_node.bandwidth_GBps, 200);
+    // V100 (DGX-2 preset; a DGX-1 row states 8 per node, a 16GB card its memory): fp16 only.
+    const ClusterSpec v100 = published_cluster("V100-SXM2-16GB", "", 8, 16, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(v100.gpu.peak_tflops.at(Precision::fp16), 125);  // V100 datasheet
+    EXPECT_EQ(v100.gpu.peak_tflops.count(Precision::bf16), 0u);
+    EXPECT_DOUBLE_EQ(v100.gpu.memory_GiB, 16);
+    EXPECT_EQ(v100.gpus_per_node, 8);
+    // B200 and GB200 (DGX B200 datasheet: 2.25 dense BF16 PFLOP/s, NVLink5 900 GB/s each way).
+    for (const char* gpu : {"B200-SXM-180GB", "GB200 NVL72 (186GB HBM3e)"}) {
+        const ClusterSpec b = published_cluster(gpu, "", 8, 16, "runs.json", "row 'x'");
+        EXPECT_DOUBLE_EQ(b.gpu.peak_tflops.at(Precision::bf16), 2250) << gpu;
+        EXPECT_DOUBLE_EQ(b.intra_node.bandwidth_GBps, 900) << gpu;
+    }
+    EXPECT_DOUBLE_EQ(published_cluster("GB200 NVL72 (186GB HBM3e)", "", 8, 16, "runs.json", "row 'x'").gpu.memory_GiB, 186);
     try {
-        published_cluster("V100-SXM2-32GB", "", 8, 8, "runs.json", "row 'x'");
+        published_cluster("MI300X", "", 8, 8, "runs.json", "row 'x'");
         FAIL() << "a GPU without a preset is an input error";
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("row 'x'.gpu_type"), std::string::npos) << e.what();

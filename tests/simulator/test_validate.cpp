@@ -474,3 +474,14 @@ TEST(Validate, RowsThatFitKeepTheirDefaults) {
     EXPECT_EQ(v.setup.plan.zero_stage, 0);
     EXPECT_EQ(joined(v.setup.assumptions).find("R15"), std::string::npos);
 }
+
+TEST(Validate, NullPrecisionIsTheGpusOwnSixteenBitFormat) {
+    json row = megatron_row();
+    EXPECT_EQ(validation_case(row, "test").plan.precision, Precision::bf16);  // H100
+    row["gpu_type"] = "V100-SXM3-32GB";  // no bf16: its runs trained in fp16
+    const ValidationCase v100 = validation_case(row, "test");
+    EXPECT_EQ(v100.plan.precision, Precision::fp16);
+    EXPECT_NE(joined(v100.assumptions).find("fp16"), std::string::npos);
+    row["precision"] = "amp_bf16";
+    EXPECT_EQ(validation_case(row, "test").plan.precision, Precision::bf16);  // stated wins
+}
