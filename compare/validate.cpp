@@ -35,7 +35,8 @@ const std::vector<std::string>& validation_rules() {
         "GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does "
         "(--make-vocab-size-divisible-by 128) and llm.c does (50304).",
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
-        "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default).",
+        "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default); null global_batch_size = "
+        "global_batch_tokens / seq_length.",
         "R3 memory sharding: \"ZeRO-k\" = stage k; FSDP / FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; "
         "\"none\" = 0; null = 0, except "
         "that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) implies ZeRO-1.",
@@ -262,7 +263,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     p.microbatch_size = count("microbatch_size").value_or(1);
     if (!get("microbatch_size")) assume("microbatch 1");
     c.unstated.microbatch = !get("microbatch_size");
-    p.global_batch_size = need_count("global_batch_size");
+    if (get("global_batch_size") || !get("global_batch_tokens")) p.global_batch_size = need_count("global_batch_size");
+    else {
+        p.global_batch_size = int(std::llround(*get("global_batch_tokens") / m.seq_length));
+        assume(fmt::format("batch {} = tokens / sequence", p.global_batch_size));
+    }
     p.seq_length = m.seq_length;
 
     // R3

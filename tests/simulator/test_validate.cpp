@@ -485,3 +485,12 @@ TEST(Validate, NullPrecisionIsTheGpusOwnSixteenBitFormat) {
     row["precision"] = "amp_bf16";
     EXPECT_EQ(validation_case(row, "test").plan.precision, Precision::bf16);  // stated wins
 }
+
+TEST(Validate, NullBatchComesFromItsTokens) {
+    json row = megatron_row();
+    row["global_batch_size"] = nullptr;
+    row["global_batch_tokens"] = 1048576;  // 512 sequences of 2048 tokens
+    EXPECT_EQ(validation_case(row, "test").plan.global_batch_size, 512);
+    row["global_batch_tokens"] = nullptr;
+    EXPECT_THROW(validation_case(row, "test"), InputError);  // neither: the row says which key
+}
