@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -69,7 +70,8 @@ const std::vector<std::string>& validation_rules() {
         "FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU.",
         "R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv 2205.14135, "
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
-        "fused flash-style kernel. The date is the latest one the row's source names.",
+        "fused flash-style kernel. The date is the latest one the row's source names: a full date, or the first day of "
+        "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone.",
         "R12 kernels of the stack, from the framework's documented configuration unless the row names them: "
         "the fused attention kernel (FlashAttention-2 class: torchtitan's SDPA, whose cuDNN backend PyTorch made "
         "opt-in in October 2024; cuDNN's fused attention: Megatron-LM, whose Transformer Engine prefers it to "
@@ -137,20 +139,30 @@ std::optional<double> number_of(const json& row, const char* key, const std::str
     return row[key].get<double>();
 }
 
-// The latest YYYY-MM-DD date in a text, as YYYYMMDD (0 when none).
+// The latest date a text names, as YYYYMMDD (0 when none).
 int latest_date(const std::string& text) {
+    // A full date (2021-04-08); a month (2021-04) or an arXiv identifier (2104.04473: submitted in
+    // April 2021) as its first day; a year alone (2019, within 2015-2030, closing a clause as in
+    // "et al. 2019," or "(2019)") as its first day, so counts and sizes (2048 tokens, 2016 nodes)
+    // are not read as years.
     int best = 0;
-    for (std::size_t i = 0; i + 10 <= text.size(); ++i) {
-        auto digits = [&](std::size_t from, std::size_t n) {
-            for (std::size_t k = from; k < from + n; ++k)
-                if (!std::isdigit((unsigned char)text[k])) return false;
-            return true;
-        };
-        if (digits(i, 4) && text[i + 4] == '-' && digits(i + 5, 2) && text[i + 7] == '-' && digits(i + 8, 2) &&
-            (i + 10 == text.size() || !std::isdigit((unsigned char)text[i + 10])))
-            best = std::max(best, std::stoi(text.substr(i, 4)) * 10000 + std::stoi(text.substr(i + 5, 2)) * 100 +
-                                      std::stoi(text.substr(i + 8, 2)));
-    }
+    const std::regex patterns[] = {
+        std::regex(R"((?:^|[^\d.-])(20\d\d)-(\d\d)-(\d\d)(?![\d]))"),
+        std::regex(R"((?:^|[^\d.-])(20\d\d)-(\d\d)(?![\d-]))"),
+        std::regex(R"(arXiv[: ]*(\d\d)(\d\d)\.\d{4,5})", std::regex::icase),
+        std::regex(R"((?:^|[\s(,])(20[12]\d)(?=[),.;\]]|\s*[(\[]|\s*$))"),
+    };
+    for (int k = 0; k < 4; ++k)
+        for (std::sregex_iterator it(text.begin(), text.end(), patterns[k]), end; it != end; ++it) {
+            const auto& m = *it;
+            int year = std::stoi(m[1]), month = 1, day = 1;
+            if (k == 2) year += 2000;
+            if (k <= 2) month = std::stoi(m[2]);
+            if (k == 0) day = std::stoi(m[3]);
+            if (k == 3 && (year < 2015 || year > 2030)) continue;
+            if (month < 1 || month > 12 || day < 1 || day > 31) continue;
+            best = std::max(best, year * 10000 + month * 100 + day);
+        }
     return best;
 }
 // FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).

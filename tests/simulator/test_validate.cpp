@@ -494,3 +494,21 @@ TEST(Validate, NullBatchComesFromItsTokens) {
     row["global_batch_tokens"] = nullptr;
     EXPECT_THROW(validation_case(row, "test"), InputError);  // neither: the row says which key
 }
+
+TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
+    // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
+    json row = megatron_row();
+    auto fused = [&](const char* source) {
+        row["source"] = source;
+        return validation_case(row, "test").options.fused_attention;
+    };
+    EXPECT_FALSE(fused("Megatron-LM paper (Shoeybi et al., arXiv 1909.08053)"));
+    EXPECT_FALSE(fused("Megatron-LM blog post (2020-03)"));
+    EXPECT_FALSE(fused("Megatron-LM paper, 2021"));
+    EXPECT_TRUE(fused("Megatron-LM README, 2024"));
+    EXPECT_TRUE(fused("Megatron-LM README (commit abc, 2024-07-15)"));
+    // Sizes and counts are not years: no date, so the kernel is the fused one.
+    EXPECT_TRUE(fused("Megatron-LM run on 2048 GPUs, 2016 nodes of 1600 Gbps"));
+    // The latest date wins: a 2022-05-19 figure whose paper is arXiv 2205.05198 predates FlashAttention.
+    EXPECT_FALSE(fused("Korthikanti et al., arXiv 2205.05198; README commit 2e90a342f5, 2022-05-19"));
+}
