@@ -486,15 +486,6 @@ std::optional<ValidationCase> with_knobs(const ValidationCase& base, const Knobs
     return c;
 }
 
-const char* recompute_words(Recompute r) {
-    switch (r) {
-        case Recompute::none: return "no recompute";
-        case Recompute::selective: return "selective recompute";
-        case Recompute::full: return "full recompute";
-    }
-    return "?";
-}
-
 // R15: a published run fitted its GPUs, so where the defaults of its null fields do not fit, those
 // fields held something else. The fastest setting of the unstated knobs that fits, among what the
 // framework can express (as the planner would choose them); nullopt when none fits.
@@ -536,7 +527,8 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
     const Plan& b = best->plan;
     if (u.virtual_pipeline) knobs.push_back(b.virtual_stages > 1 ? fmt::format("{} virtual stages", b.virtual_stages) : "no interleaving");
     if (u.microbatch) knobs.push_back(fmt::format("microbatch {}", b.microbatch_size));
-    if (u.recompute) knobs.push_back(recompute_words(b.recompute));
+    if (u.recompute)
+        knobs.push_back(b.recompute == Recompute::none ? "no recompute" : fmt::format("{} recompute", to_string(b.recompute)));
     if (u.zero) knobs.push_back(fmt::format("ZeRO-{}", b.zero_stage));
     if (u.sequence_parallel) knobs.push_back(b.sequence_parallel ? "sequence parallel" : "no sequence parallel");
     std::string list;
