@@ -482,8 +482,12 @@ TEST(Validate, NullPrecisionIsTheGpusOwnSixteenBitFormat) {
     const ValidationCase v100 = validation_case(row, "test");
     EXPECT_EQ(v100.plan.precision, Precision::fp16);
     EXPECT_NE(joined(v100.assumptions).find("fp16"), std::string::npos);
-    row["precision"] = "amp_bf16";
-    EXPECT_EQ(validation_case(row, "test").plan.precision, Precision::bf16);  // stated wins
+    row["precision"] = "amp_bf16";  // stated wins: a V100 has no bf16, so the row is not modelled
+    EXPECT_THROW(validation_case(row, "test"), InputError);
+    const auto rep = validate_runs(json::array({row, megatron_row()}), "test");
+    EXPECT_FALSE(rep.rows[0].modelable);
+    EXPECT_NE(rep.rows[0].skipped_because.find("bf16"), std::string::npos) << rep.rows[0].skipped_because;
+    EXPECT_TRUE(rep.rows[1].modelable);
 }
 
 TEST(Validate, NullBatchComesFromItsTokens) {
