@@ -60,7 +60,8 @@ const std::vector<std::string>& validation_rules() {
         "training (Megatron-LM and DeepSpeed with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
         "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
-        "dgx-a100-40gb, other A100 -> dgx-a100, H100 -> dgx-h100, H200 -> dgx-h200, B200 and GB200 -> dgx-b200), with the row's gpus_per_node and the node network its "
+        "dgx-a100-40gb, other A100 -> dgx-a100, H100 -> dgx-h100 (an H100 PCIe with its datasheet's peaks, "
+        "bandwidth and PCIe links), H200 -> dgx-h200, B200 and GB200 -> dgx-b200), with the row's gpus_per_node and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
         "Omni-Path) in place of the preset's, resized to the row's GPU count. A memory size (\"96GB\"), HBM "
         "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "
@@ -72,7 +73,10 @@ const std::vector<std::string>& validation_rules() {
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names: a full date, or the first day of "
         "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone.",
-        "R12 kernels of the stack, from the framework's documented configuration unless the row names them: "
+        "R12 kernels of the stack (the framework the source names first: DeepSpeed or GPT-NeoX, which runs "
+        "DeepSpeed's engine; Megatron or NeMo, which runs Megatron-Core; llm-foundry, Composer or MosaicML; "
+        "torchtitan; llm.c; otherwise the simulator's defaults), from the framework's documented configuration "
+        "unless the row names them: "
         "the fused attention kernel (FlashAttention-2 class: torchtitan's SDPA, whose cuDNN backend PyTorch made "
         "opt-in in October 2024; cuDNN's fused attention: Megatron-LM, whose Transformer Engine prefers it to "
         "FlashAttention on Hopper and newer, and llm.c built with cuDNN, each at FlashAttention-2's speed on a GPU "
@@ -117,8 +121,15 @@ struct KnownStack {
     const SoftwareStack* stack;
 };
 const KnownStack kKnownStacks[] = {
-    {"DeepSpeed", &kDeepSpeed}, {"Megatron", &kMegatronLM}, {"llm-foundry", &kLlmFoundry},
-    {"torchtitan", &kTorchtitan}, {"llm.c", &kLlmC},
+    {"DeepSpeed", &kDeepSpeed},
+    {"GPT-NeoX", &kDeepSpeed},  // EleutherAI's trainer runs DeepSpeed's pipeline engine and ZeRO
+    {"Megatron", &kMegatronLM},
+    {"NeMo", &kMegatronLM},  // NVIDIA NeMo trains with Megatron-Core
+    {"llm-foundry", &kLlmFoundry},
+    {"Composer", &kLlmFoundry},  // MosaicML's trainer under llm-foundry
+    {"MosaicML", &kLlmFoundry},
+    {"torchtitan", &kTorchtitan},
+    {"llm.c", &kLlmC},
 };
 // Without a known framework: the simulator's defaults.
 const SoftwareStack kUnknownStack{};

@@ -65,6 +65,11 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_DOUBLE_EQ(a800.gpu.peak_tflops.at(Precision::bf16), 312);
     EXPECT_DOUBLE_EQ(a800.gpu.memory_GiB, 80);
     EXPECT_DOUBLE_EQ(a800.intra_node.bandwidth_GBps, 200);
+    // H100 PCIe (H100 datasheet, PCIe column): 756 dense BF16 TFLOP/s, 2.0 TB/s, GPUs on PCIe.
+    const ClusterSpec h100pcie = published_cluster("H100 PCIe 80GB", "", 8, 16, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(h100pcie.gpu.peak_tflops.at(Precision::bf16), 756);
+    EXPECT_DOUBLE_EQ(h100pcie.gpu.memory_bandwidth_GBps, 2000);
+    EXPECT_EQ(h100pcie.intra_node.kind, "pcie");
     // V100 (DGX-2 preset; a DGX-1 row states 8 per node, a 16GB card its memory): fp16 only.
     const ClusterSpec v100 = published_cluster("V100-SXM2-16GB", "", 8, 16, "runs.json", "row 'x'");
     EXPECT_DOUBLE_EQ(v100.gpu.peak_tflops.at(Precision::fp16), 125);  // V100 datasheet

@@ -516,3 +516,16 @@ TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // The latest date wins: a 2022-05-19 figure whose paper is arXiv 2205.05198 predates FlashAttention.
     EXPECT_FALSE(fused("Korthikanti et al., arXiv 2205.05198; README commit 2e90a342f5, 2022-05-19"));
 }
+
+TEST(Validate, FrameworksAreKnownByTheirTrainersNamesToo) {
+    json row = megatron_row();
+    auto framework = [&](const char* source) {
+        row["source"] = source;
+        return validation_case(row, "test").framework;
+    };
+    EXPECT_EQ(framework("NVIDIA NeMo performance summary (2024-07-01)"), "Megatron-LM");
+    EXPECT_EQ(framework("GPT-NeoX-20B paper (2022-04-14)"), "DeepSpeed");
+    EXPECT_EQ(framework("Megatron-DeepSpeed run (2022-01-10)"), "DeepSpeed");
+    EXPECT_EQ(framework("MosaicML blog (2023-05-05)"), "llm-foundry");
+    EXPECT_EQ(framework("an in-house trainer (2024-01-01)"), "unknown");
+}
