@@ -28,7 +28,9 @@ namespace tessel {
 // mixed-precision mode it names). The report prints them.
 const std::vector<std::string>& validation_rules() {
     static const std::vector<std::string> rules = {
-        "R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden; null activation = "
+        "R1 model: null num_kv_heads = num_attention_heads; null ffn_hidden_size = 4 x hidden for an ungated MLP, "
+        "and for a gated one the width that gives the row's parameters_b (untied embeddings, attention, three "
+        "matrices per layer; to a multiple of 256), else 2/3 of 4h rounded up to 256; null activation = "
         "gelu. Ungated activations (GeLU, ReLU, squared ReLU) are the GPT family (two-matrix MLP, LayerNorm, "
         "learned positions, tied embeddings, attention and hidden dropout 0.1 where the stack applies it: Megatron-LM "
         "and DeepSpeed do, llm.c has none and llm-foundry's MPT configurations set it to 0); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
@@ -199,6 +201,25 @@ const char* to_string(PublishedMetric m) {
     return "?";
 }
 
+// R1's width of a gated MLP the row does not state: the one that gives the row's stated parameter
+// count (untied embeddings, attention, three MLP matrices per layer; norms are a rounding error),
+// to a multiple of 256. Without a count, or where the count implies less than h or more than 8h,
+// 2/3 of 4h rounded up to 256: SwiGLU at the parameters of a 4h two-matrix MLP (Shazeer 2020, "GLU
+// Variants Improve Transformer"), as Llama's configurations set it (multiple_of 256).
+namespace {
+int gated_ffn_width(const ModelSpec& m, double vocab, std::optional<double> parameters_billion) {
+    const double h = m.hidden_size, head = m.head_dim;
+    auto to_256 = [](double w) { return std::max(256, int(std::lround(w / 256.0)) * 256); };
+    const int convention = (int(std::ceil(8.0 * h / 3.0)) + 255) / 256 * 256;
+    if (!parameters_billion || m.num_layers <= 0) return convention;
+    const double attention = 2.0 * h * m.num_attention_heads * head + 2.0 * h * m.num_kv_heads * head;
+    const double per_layer = (*parameters_billion * 1e9 - 2.0 * vocab * h) / m.num_layers;
+    const double width = (per_layer - attention) / (3.0 * h);
+    if (!(width >= h && width <= 8.0 * h)) return convention;
+    return to_256(width);
+}
+}  // namespace
+
 ValidationCase validation_case(const json& row, const std::string& origin) {
     if (!row.is_object()) throw input_error(origin, "(row)", "a JSON object per published run", describe_json_value(row));
     ValidationCase c;
@@ -261,8 +282,6 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     m.head_dim = m.hidden_size / std::max(1, m.num_attention_heads);
     m.num_kv_heads = count("num_kv_heads").value_or(m.num_attention_heads);
     if (!get("num_kv_heads")) assume("kv heads = heads");
-    m.ffn_hidden_size = count("ffn_hidden_size").value_or(4 * m.hidden_size);
-    if (!get("ffn_hidden_size")) assume("ffn 4h");
     const std::string act = text_of(row, "activation");
     if (act.empty()) assume("GeLU (GPT family)");
     // A gated MLP (three weight matrices) whatever its gate's nonlinearity: the FLOPs follow the matrices.
@@ -278,6 +297,14 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (!get("vocab_size")) assume("vocab 50257 (GPT-2 BPE)");
     const std::int64_t multiple = 128LL * p.tp;
     m.vocab_size = (vocab + multiple - 1) / multiple * multiple;
+    if (auto ffn = count("ffn_hidden_size")) m.ffn_hidden_size = *ffn;
+    else if (gpt) {
+        m.ffn_hidden_size = 4 * m.hidden_size;
+        assume("ffn 4h");
+    } else {
+        m.ffn_hidden_size = gated_ffn_width(m, double(vocab), get("parameters_b"));
+        assume(fmt::format("ffn {}{}", m.ffn_hidden_size, get("parameters_b") ? " (from the parameter count)" : " (2/3 of 4h)"));
+    }
     validate_model(m, origin + ": " + where);
 
     p.virtual_stages = count("virtual_pipeline").value_or(1);

@@ -529,3 +529,33 @@ TEST(Validate, FrameworksAreKnownByTheirTrainersNamesToo) {
     EXPECT_EQ(framework("MosaicML blog (2023-05-05)"), "llm-foundry");
     EXPECT_EQ(framework("an in-house trainer (2024-01-01)"), "unknown");
 }
+
+TEST(Validate, AGatedMlpOfUnstatedWidthTakesTheWidthOfTheStatedParameterCount) {
+    // Llama 2 7B (Touvron et al. 2023; its config.json: intermediate_size 11008), stated without
+    // its MLP width or KV heads: 6.74B parameters, 32 layers of 4096, vocabulary 32000.
+    json row = megatron_row();
+    row["activation"] = "swiglu";
+    row["num_layers"] = 32;
+    row["hidden_size"] = 4096;
+    row["num_attention_heads"] = 32;
+    row["vocab_size"] = 32000;
+    row["parameters_b"] = 6.74;
+    EXPECT_EQ(validation_case(row, "test").model.ffn_hidden_size, 11008);
+    // Llama 2 70B (config.json: 8 KV heads, intermediate_size 28672), 68.98B parameters.
+    row["num_layers"] = 80;
+    row["hidden_size"] = 8192;
+    row["num_attention_heads"] = 64;
+    row["num_kv_heads"] = 8;
+    row["parameters_b"] = 68.98;
+    EXPECT_EQ(validation_case(row, "test").model.ffn_hidden_size, 28672);
+    // Without a count: 2/3 of 4h rounded up to 256 (8192: 21846 -> 22016, Llama 1 65B's width).
+    row["parameters_b"] = nullptr;
+    EXPECT_EQ(validation_case(row, "test").model.ffn_hidden_size, 22016);
+    // A count the shape cannot hold (a mixture's total, a typo) falls back to the same.
+    row["parameters_b"] = 1000;
+    EXPECT_EQ(validation_case(row, "test").model.ffn_hidden_size, 22016);
+    // An ungated MLP keeps 4h whatever the count.
+    row["activation"] = "gelu";
+    row["parameters_b"] = 68.98;
+    EXPECT_EQ(validation_case(row, "test").model.ffn_hidden_size, 4 * 8192);
+}
