@@ -62,8 +62,7 @@ const std::vector<std::string>& validation_rules() {
         "training (Megatron-LM and DeepSpeed with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
         "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
-        "dgx-a100-40gb, other A100 -> dgx-a100, H100 -> dgx-h100 (an H100 PCIe with its datasheet's peaks, "
-        "bandwidth and PCIe links), H200 -> dgx-h200, B200 and GB200 -> dgx-b200), with the row's gpus_per_node and the node network its "
+        "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, B200 and GB200 -> dgx-b200), with the row's gpus_per_node and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
         "Omni-Path) in place of the preset's, resized to the row's GPU count. A memory size (\"96GB\"), HBM "
         "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "
@@ -159,7 +158,7 @@ int latest_date(const std::string& text) {
     // "et al. 2019," or "(2019)") as its first day, so counts and sizes (2048 tokens, 2016 nodes)
     // are not read as years.
     int best = 0;
-    const std::regex patterns[] = {
+    static const std::regex patterns[] = {
         std::regex(R"((?:^|[^\d.-])(20\d\d)-(\d\d)-(\d\d)(?![\d]))"),
         std::regex(R"((?:^|[^\d.-])(20\d\d)-(\d\d)(?![\d-]))"),
         std::regex(R"(arXiv[: ]*(\d\d)(\d\d)\.\d{4,5})", std::regex::icase),
@@ -449,20 +448,6 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
 
 namespace {
 
-// The row's name, source and case; `skipped_because` when the rules cannot build one.
-ValidationRow prepare_row(const json& row, const std::string& origin) {
-    ValidationRow v;
-    v.name = text_of(row, "name");
-    v.source = text_of(row, "source");
-    try {
-        v.setup = validation_case(row, origin);
-        v.framework = v.setup.framework;
-    } catch (const InputError& e) {
-        v.skipped_because = e.what();
-    }
-    return v;
-}
-
 // Memory per GPU of a case: torchtitan's half recompute keeps half the layers' full activations,
 // judged by the checkpointed half plus one live layer, between none and full.
 MemoryBreakdown case_memory(const ValidationCase& c) {
@@ -582,10 +567,28 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
 // where the defaults do not fit. Run once per row, before the fit's grid: the layout a run had does
 // not change with the parameters fitted.
 void fill_row_to_fit(ValidationRow& v) {
-    if (!v.skipped_because.empty() || !v.setup.unstated.any()) return;
+    if (!v.setup.unstated.any()) return;
     const double peak = case_memory(v.setup).peak;
     if (peak <= v.setup.cluster.gpu.memory_GiB) return;
     if (auto filled = fill_unstated_to_fit(v.setup, peak)) v.setup = std::move(*filled);
+}
+
+// The row's name, source and case, its cluster's profile set (the given one, when given) and R15
+// applied; `skipped_because` when the rules cannot build a case.
+ValidationRow prepare_row(const json& row, const std::string& origin, const std::optional<json>& profile) {
+    ValidationRow v;
+    v.name = text_of(row, "name");
+    v.source = text_of(row, "source");
+    try {
+        v.setup = validation_case(row, origin);
+        v.framework = v.setup.framework;
+    } catch (const InputError& e) {
+        v.skipped_because = e.what();
+        return v;
+    }
+    if (profile) v.setup.cluster.profile = *profile;
+    fill_row_to_fit(v);
+    return v;
 }
 
 // Simulates a prepared row (its cluster's profile already set, R15 applied) and compares it with
@@ -679,9 +682,7 @@ ValidationReport validate_runs(const json& runs, const std::string& origin, cons
     if (!runs.is_array()) throw input_error(origin, "(top level)", "an array of published runs", describe_json_value(runs));
     ValidationReport rep;
     for (const auto& row : runs) {
-        ValidationRow v = prepare_row(row, origin);
-        if (profile && v.skipped_because.empty()) v.setup.cluster.profile = *profile;
-        fill_row_to_fit(v);
+        ValidationRow v = prepare_row(row, origin, profile);
         evaluate_row(v, row, origin);
         rep.rows.push_back(std::move(v));
     }
@@ -719,9 +720,7 @@ CrossValidation cross_validate(const json& runs, const std::string& origin, cons
     std::vector<ValidationRow> prepared;
     std::vector<const json*> source;
     for (const auto& row : runs) {
-        prepared.push_back(prepare_row(row, origin));
-        if (profile && prepared.back().skipped_because.empty()) prepared.back().setup.cluster.profile = *profile;
-        fill_row_to_fit(prepared.back());
+        prepared.push_back(prepare_row(row, origin, profile));
         source.push_back(&row);
     }
     std::vector<std::vector<ValidationRow>> at(points.size());
