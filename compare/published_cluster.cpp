@@ -23,6 +23,7 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
     if (a100 && has(gpu, "pcie")) return "pcie-a100";
     if (a100 && has(gpu, "40gb")) return "dgx-a100-40gb";
     if (a100) return "dgx-a100";
+    if (has(gpu, "h100") && has(gpu, "pcie")) return "pcie-h100";
     if (has(gpu, "h100") || has(gpu, "h800")) return "dgx-h100";
     if (has(gpu, "h200")) return "dgx-h200";
     if (has(gpu, "v100")) return "dgx2-v100";
@@ -87,17 +88,6 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     // memory and network as the A100 and H100.
     if ((has(gpu_type, "a800") || has(gpu_type, "h800")) && c.intra_node.kind == "nvlink")
         c.intra_node.bandwidth_GBps = 200;
-    // H100 PCIe (H100 datasheet, PCIe column): the Hopper die with 114 SMs at 350 W: dense BF16/FP16
-    // 756, FP8 1513, FP32 51 TFLOP/s; 2.0 TB/s HBM2e; PCIe Gen5 x16 between GPUs, 64 GB/s
-    // each way. Its kernels keep the SXM's shares of peak (same architecture).
-    if (std::string(preset) == "dgx-h100" && has(gpu_type, "pcie")) {
-        c.gpu.name = "H100-PCIe";
-        c.gpu.peak_tflops = {{Precision::bf16, 756}, {Precision::fp16, 756}, {Precision::fp8, 1513}, {Precision::fp32, 51}};
-        c.gpu.memory_bandwidth_GBps = 2000;
-        c.gpu.sm_count = 114;
-        c.gpu.tdp_W = 350;
-        c.intra_node = {"pcie", 64, 5};
-    }
     const GpuFigures stated = parse_gpu_figures(gpu_type);
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;
