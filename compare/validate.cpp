@@ -60,7 +60,8 @@ const std::vector<std::string>& validation_rules() {
         "compute stream until they land unless the row names --overlap-p2p-communication (interleaved only).",
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
         "training (Megatron-LM and DeepSpeed with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
-        "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c).",
+        "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c, and a row naming "
+        "Megatron-Core's DistributedDataParallelConfig grad_reduce_in_fp32 false, as NeMo's fp8 recipes set it).",
         "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
         "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, B200 and GB200 -> dgx-b200), with the row's gpus_per_node and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
@@ -384,7 +385,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;
-    if (contains(stated, "mode PURE")) o.grad_reduce_in_fp32 = false;
+    if (contains(stated, "mode PURE") || contains(stated, "grad_reduce_in_fp32 false")) o.grad_reduce_in_fp32 = false;
     else if (contains(stated, "mode DEFAULT") || contains(prec, "amp")) o.grad_reduce_in_fp32 = sixteen_bit;
     // Otherwise the framework's default (stack_defaults): fp8 runs keep bf16 weights and gradients
     // (R5: only the GEMMs run in fp8), so they take its bf16 default.

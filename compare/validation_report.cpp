@@ -317,7 +317,12 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "modelled). The one V100 row (Megatron-LM v1.0's GPT-2 1.2B on one DGX-2H GPU, 2020) comes out 20% slow: "
           "at the GEMM model's time, the published 1288 ms leaves less for its eager attention (scores, mask, softmax "
           "and dropout as separate fp16/fp32 passes) and bandwidth-bound kernels than the memory-bandwidth "
-          "efficiency fitted on A100 and H100 runs gives them.\n";
+          "efficiency fitted on A100 and H100 runs gives them. NeMo 25.02's fp8 table on DGX-B200 (six dense "
+          "rows, February 2025) comes out 11-27% fast: the dgx-b200 preset's kernel figures are measurements made "
+          "later in 2025 (Bekman's B200 matmul ceilings) or derived from one (its attention, from FlashAttention-4's "
+          "step), and how much of them that early Blackwell stack reached is not known here; nothing is fitted to "
+          "these rows. The same layouts on GB200 in NeMo's 25.04 table, two months later, ran 6-27% faster per GPU "
+          "(a part clocked about 11% higher).\n";
     md += "- torchtitan's H100 tables (`tessel validate torchtitan_h100_runs`, reports/validation-torchtitan-h100.md: "
           "Llama 3.1 8B to 405B on 8 to 512 GPUs of Meta's Grand Teton, 96GB HBM2e H100s held to 500 W) were "
           "read while their hardware (R9: stated memory, bandwidth and power cap) and torchtitan's own defaults "

@@ -101,6 +101,10 @@ TEST(Validate, Fp8RunsReduceGradientsLikeTheirBf16Weights) {
     EXPECT_TRUE(c.options.grad_reduce_in_fp32);  // Megatron's bf16 default: fp32 gradient buffers
     row["precision"] = "fp16";
     EXPECT_FALSE(validation_case(row, "test").options.grad_reduce_in_fp32);
+    // NeMo 2.0's fp8 recipes turn Megatron-Core's fp32 gradient buffers off.
+    row["precision"] = "fp8";
+    row["throughput_definition"] = "the FP8 runs set grad_reduce_in_fp32 false";
+    EXPECT_FALSE(validation_case(row, "test").options.grad_reduce_in_fp32);
 }
 
 TEST(Validate, PipelineSendsOverlapOnlyWhereTheRowSaysSo) {
