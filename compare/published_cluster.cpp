@@ -27,7 +27,8 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
     if (has(gpu, "h100") || has(gpu, "h800")) return "dgx-h100";
     if (has(gpu, "h200")) return "dgx-h200";
     if (has(gpu, "v100")) return "dgx2-v100";
-    // GB200 is the B200 die beside a Grace CPU; what differs (memory, power) its text states.
+    // GB200 is the B200 die beside a Grace CPU, clocked higher, in a 72-GPU NVLink domain.
+    if (has(gpu, "gb200")) return "gb200-nvl72";
     if (has(gpu, "b200")) return "dgx-b200";
     return nullptr;
 }
@@ -79,7 +80,7 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
                               long long num_gpus, const std::string& origin, const std::string& where) {
     const char* preset = cluster_preset_for_gpu(gpu_type);
     if (!preset)
-        throw input_error(origin, where + ".gpu_type", "a V100, A100, A800, H100, H800, H200 or B200 GPU", "\"" + gpu_type + "\"");
+        throw input_error(origin, where + ".gpu_type", "a V100, A100, A800, H100, H800, H200, B200 or GB200 GPU", "\"" + gpu_type + "\"");
     ClusterSpec c = load_cluster(preset);
     // The PCIe preset is the 80GB card; the 40GB one (its size read below) has HBM2 at 1555 GB/s
     // (A100 PCIe datasheet).
@@ -92,7 +93,11 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;
     if (stated.power_limit_W > 0) c.gpu.power_limit_W = stated.power_limit_W;
-    if (gpus_per_node > 0) c.gpus_per_node = gpus_per_node;
+    if (gpus_per_node > 0) {
+        // A preset with a NIC per GPU (GB200 NVL72) keeps one per GPU in a node of another size.
+        if (c.inter_node.nics_per_node == c.gpus_per_node) c.inter_node.nics_per_node = gpus_per_node;
+        c.gpus_per_node = gpus_per_node;
+    }
     if (auto net = parse_interconnect(interconnect, c.inter_node.nics_per_node)) {
         c.inter_node.nics_per_node = net->nics_per_node;
         c.inter_node.nic_bandwidth_GBps = net->nic_bandwidth_GBps;

@@ -63,7 +63,7 @@ const std::vector<std::string>& validation_rules() {
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c, and a row naming "
         "Megatron-Core's DistributedDataParallelConfig grad_reduce_in_fp32 false, as NeMo's fp8 recipes set it).",
         "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
-        "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, B200 and GB200 -> dgx-b200), with the row's gpus_per_node and the node network its "
+        "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, B200 -> dgx-b200, GB200 -> gb200-nvl72), with the row's gpus_per_node (for a GB200 NVL72 rack, the GPUs a run takes of its NVLink domain) and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
         "Omni-Path) in place of the preset's, resized to the row's GPU count. A memory size (\"96GB\"), HBM "
         "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "

@@ -321,8 +321,10 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "rows, February 2025) comes out 11-27% fast: the dgx-b200 preset's kernel figures are measurements made "
           "later in 2025 (Bekman's B200 matmul ceilings) or derived from one (its attention, from FlashAttention-4's "
           "step), and how much of them that early Blackwell stack reached is not known here; nothing is fitted to "
-          "these rows. The same layouts on GB200 in NeMo's 25.04 table, two months later, ran 6-27% faster per GPU "
-          "(a part clocked about 11% higher).\n";
+          "these rows. Two months later NeMo's 25.04 table ran the same models on GB200 NVL72 (the gb200-nvl72 "
+          "preset: the B200's fractions of peak at 11% higher peaks), 6-27% faster per GPU where the layout is "
+          "the same; there the 8B, 70B (Megatron-Core FSDP) and 175B rows land within 5%, the 15B and 340B "
+          "11-13% fast and the 405B 26% fast.\n";
     md += "- torchtitan's H100 tables (`tessel validate torchtitan_h100_runs`, reports/validation-torchtitan-h100.md: "
           "Llama 3.1 8B to 405B on 8 to 512 GPUs of Meta's Grand Teton, 96GB HBM2e H100s held to 500 W) were "
           "read while their hardware (R9: stated memory, bandwidth and power cap) and torchtitan's own defaults "

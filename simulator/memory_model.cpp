@@ -10,9 +10,17 @@
 namespace tessel {
 
 namespace {
-// Bytes of one activation element: 16-bit formats store 2, fp32 training 4; fp8 GEMMs still
-// keep their activations in bf16 (only the GEMM inputs are cast).
+// Bytes of one activation element: 16-bit formats store 2, fp32 training 4; fp8 runs keep their
+// activations in bf16 (only the GEMM inputs are cast).
 double activation_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+
+// Bytes of one element of a GEMM input kept for the backward. Transformer Engine keeps the fp8 cast
+// it made for the forward GEMM (or its transpose, for the weight gradient) instead of the bf16
+// input (transformer_engine/pytorch/module/linear.py, saved_inputmat_t, v1.13; likewise
+// LayerNormLinear's ln_out and LayerNormMLP's fc1 and fc2 inputs).
+double gemm_input_bytes(Precision p, const ActivationOptions& o) {
+    return p == Precision::fp8 && o.fp8_saves_gemm_inputs ? 1.0 : activation_bytes(p);
+}
 
 // KV width one tensor-parallel rank keeps: its share of the KV heads, at least one head.
 double kv_width_per_rank(const ModelSpec& m, int tp) {
@@ -29,6 +37,7 @@ ActivationOptions default_activation_options(const ModelSpec& m) {
 
 double layer_activation_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o) {
     const double E = activation_bytes(p.precision);
+    const double G = gemm_input_bytes(p.precision, o);  // the inputs of QKV, projection, FC1, FC2
     const double t = p.tp;
     const double sb = double(p.seq_length) / p.cp * p.microbatch_size;  // tokens on this GPU
     const double h = m.hidden_size, q = m.q_size(), kv = kv_width_per_rank(m, p.tp);
@@ -38,12 +47,12 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const Activatio
     const double mask = o.dropout ? 1.0 : 0.0;
 
     // Terms tensor parallelism does not split unless sequence parallelism does.
-    double replicated = sb * h * (E /*LN1 input*/ + E /*QKV input*/ + mask /*attention dropout*/ +
-                                  E /*LN2 input*/ + E /*MLP input*/ + mask /*MLP dropout*/);
+    double replicated = sb * h * (E /*LN1 input*/ + G /*QKV input*/ + mask /*attention dropout*/ +
+                                  E /*LN2 input*/ + G /*MLP input*/ + mask /*MLP dropout*/);
     if (p.sequence_parallel) replicated /= t;
     // Terms split over the tensor-parallel ranks.
-    double split = sb * (E * (q / t + kv) /*Q, K*/ + E * kv /*V*/ + E * q / t /*projection input*/ +
-                         E * f_up / t /*activation input*/ + E * f / t /*activation output*/);
+    double split = sb * (E * (q / t + kv) /*Q, K*/ + E * kv /*V*/ + G * q / t /*projection input*/ +
+                         E * f_up / t /*activation input*/ + G * f / t /*activation output*/);
     double attention_core = 0;
     if (o.flash_attention) {
         attention_core = 4.0 * heads * sb;  // fp32 log-sum-exp per query row and head
@@ -196,6 +205,7 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
     a.fused_cross_entropy = o.fused_cross_entropy;
     a.metric_cross_entropies = o.metric_cross_entropies;
     a.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
+    a.fp8_saves_gemm_inputs = o.fp8_saves_gemm_inputs;
     return peak_memory(m, c, p, a);
 }
 

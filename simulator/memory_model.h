@@ -41,6 +41,8 @@ struct ActivationOptions {
     // Gradients reduced in fp32 (SimulateOptions::grad_reduce_in_fp32): under ZeRO-3 the gathered
     // layer's 16-bit gradient is copied to fp32 before its reduce-scatter, and both are live.
     bool grad_reduce_in_fp32 = false;
+    // In an fp8 run the GEMMs' inputs are kept in fp8 (SimulateOptions::fp8_saves_gemm_inputs).
+    bool fp8_saves_gemm_inputs = true;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);

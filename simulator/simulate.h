@@ -80,6 +80,10 @@ struct SimulateOptions {
     // for its logged training metrics (Composer, llm-foundry's trainer: 2; Megatron-LM,
     // torchtitan, DeepSpeed, llm.c log the loss itself: 0). OverlapOptions has the cost.
     int metric_cross_entropies = 0;
+    // fp8 runs keep the fp8 cast of each GEMM's input for its weight gradient, as Transformer
+    // Engine does (1 byte per element where bf16 keeps 2); false: the 16-bit input is kept and cast
+    // again in the backward (torchao's Float8Linear, torchtitan's float8).
+    bool fp8_saves_gemm_inputs = true;
 };
 
 // The attention kernel the options name.

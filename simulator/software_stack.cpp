@@ -74,7 +74,8 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // schedules turn off reshard-after-backward and gradient sync for all but the last microbatch
 // (torch.distributed.pipelining, backward_maybe_with_nosync): one gather per step, unsharded
 // gradients, one reduce-scatter after the last backward. Its optimizer frees the gradients
-// (zero_grad's set_to_none default).
+// (zero_grad's set_to_none default). Its float8 training (torchao's Float8Linear,
+// matmul_with_hp_or_float8_args) keeps each GEMM's bf16 input for the backward and casts it again.
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .reduces_after_pipeline_flush = true,
@@ -84,7 +85,8 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .applies_dropout = false,
                                 .fused_elementwise = false,
                                 .fuses_grad_accumulation = false,
-                                .zeroes_grad_buffer = false};
+                                .zeroes_grad_buffer = false,
+                                .fp8_saves_gemm_inputs = false};
 
 // llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
@@ -110,6 +112,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.metric_cross_entropies = s.metric_cross_entropies;
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;
+    o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
     return o;
 }
 

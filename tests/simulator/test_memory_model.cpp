@@ -79,6 +79,28 @@ TEST(MemoryModel, FlashAttentionStoresNoScores) {
     EXPECT_NEAR(layer_activation_bytes(m, plan(1, false, Recompute::none), flash), s * b * h * 34 + 4 * a * s * b, 1.0);
 }
 
+TEST(MemoryModel, Fp8KeepsTransformerEnginesFp8GemmInputs) {
+    const ModelSpec m = gpt_shape();
+    const double s = 2048, b = 2, h = 12288, a = 96;
+    Plan p = plan(1, false, Recompute::none);
+    p.precision = Precision::fp8;
+    // Of Korthikanti's 34 sbh, the GEMMs' inputs are the QKV and MLP inputs (2 sbh each), the
+    // projection input (2 sbh) and the FC2 input (8 sbh): 14 sbh in bf16, 7 sbh as fp8 casts.
+    ActivationOptions te{true, true};
+    EXPECT_NEAR(layer_activation_bytes(m, p, te), s * b * h * 27 + 4 * a * s * b, 1.0);
+    // torchao's Float8Linear keeps the bf16 inputs: the 16-bit count.
+    ActivationOptions torchao = te;
+    torchao.fp8_saves_gemm_inputs = false;
+    EXPECT_NEAR(layer_activation_bytes(m, p, torchao), s * b * h * 34 + 4 * a * s * b, 1.0);
+    // A bf16 run is not affected by the option.
+    p.precision = Precision::bf16;
+    EXPECT_NEAR(layer_activation_bytes(m, p, te), layer_activation_bytes(m, p, torchao), 1e-6);
+    // Full recompute keeps the bf16 layer input whatever the GEMMs run in.
+    p.precision = Precision::fp8;
+    p.recompute = Recompute::full;
+    EXPECT_NEAR(layer_stored_activation_bytes(m, p, te), 2 * s * b * h, 1.0);
+}
+
 TEST(MemoryModel, GpipeHoldsMoreMicrobatchesThanOneFOneB) {
     const ModelSpec m = load_model("gpt2-1.5b");
     const ClusterSpec c = load_cluster("dgx-a100");

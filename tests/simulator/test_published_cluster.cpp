@@ -76,13 +76,23 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_EQ(v100.gpu.peak_tflops.count(Precision::bf16), 0u);
     EXPECT_DOUBLE_EQ(v100.gpu.memory_GiB, 16);
     EXPECT_EQ(v100.gpus_per_node, 8);
-    // B200 and GB200 (DGX B200 datasheet: 2.25 dense BF16 PFLOP/s, NVLink5 900 GB/s each way).
-    for (const char* gpu : {"B200-SXM-180GB", "GB200 NVL72 (186GB HBM3e)"}) {
+    // B200 and GB200 (DGX B200 datasheet: 2.25 dense BF16 PFLOP/s; GB200 NVL72 specifications: 360
+    // sparse BF16 PFLOP/s over 72 GPUs, 2.5 dense each; NVLink5 900 GB/s each way on both).
+    for (const auto& [gpu, bf16] : {std::pair{"B200-SXM-180GB", 2250.0}, std::pair{"GB200 NVL72 (186GB HBM3e)", 2500.0}}) {
         const ClusterSpec b = published_cluster(gpu, "", 8, 16, "runs.json", "row 'x'");
-        EXPECT_DOUBLE_EQ(b.gpu.peak_tflops.at(Precision::bf16), 2250) << gpu;
+        EXPECT_DOUBLE_EQ(b.gpu.peak_tflops.at(Precision::bf16), bf16) << gpu;
         EXPECT_DOUBLE_EQ(b.intra_node.bandwidth_GBps, 900) << gpu;
     }
     EXPECT_DOUBLE_EQ(published_cluster("GB200 NVL72 (186GB HBM3e)", "", 8, 16, "runs.json", "row 'x'").gpu.memory_GiB, 186);
+    // A preset with a NIC per GPU (an NVL72 rack, a DGX B200) keeps a NIC per GPU in a node of
+    // another size: a run on 64 GPUs of each rack has 64 per NVLink domain. The DGX-2 has 8 NICs for
+    // its 16 V100s, and a row's 8-GPU node keeps the 8.
+    const ClusterSpec nvl = published_cluster("GB200", "", 64, 128, "runs.json", "row 'x'");
+    EXPECT_EQ(nvl.gpus_per_node, 64);
+    EXPECT_EQ(nvl.num_nodes, 2);
+    EXPECT_EQ(nvl.inter_node.nics_per_node, 64);
+    EXPECT_EQ(published_cluster("B200", "", 4, 32, "runs.json", "row 'x'").inter_node.nics_per_node, 4);
+    EXPECT_EQ(published_cluster("V100", "", 8, 32, "runs.json", "row 'x'").inter_node.nics_per_node, 8);
     try {
         published_cluster("MI300X", "", 8, 8, "runs.json", "row 'x'");
         FAIL() << "a GPU without a preset is an input error";
