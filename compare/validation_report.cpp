@@ -318,13 +318,14 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "at the GEMM model's time, the published 1288 ms leaves less for its eager attention (scores, mask, softmax "
           "and dropout as separate fp16/fp32 passes) and bandwidth-bound kernels than the memory-bandwidth "
           "efficiency fitted on A100 and H100 runs gives them. NeMo 25.02's fp8 table on DGX-B200 (six dense "
-          "rows, February 2025) comes out 11-27% fast: the dgx-b200 preset's kernel figures are measurements made "
+          "rows, February 2025) comes out 15-27% fast: the dgx-b200 preset's kernel figures are measurements made "
           "later in 2025 (Bekman's B200 matmul ceilings) or derived from one (its attention, from FlashAttention-4's "
           "step), and how much of them that early Blackwell stack reached is not known here; nothing is fitted to "
           "these rows. Two months later NeMo's 25.04 table ran the same models on GB200 NVL72 (the gb200-nvl72 "
           "preset: the B200's fractions of peak at 11% higher peaks), 6-27% faster per GPU where the layout is "
-          "the same; there the 8B, 70B (Megatron-Core FSDP) and 175B rows land within 5%, the 15B and 340B "
-          "11-13% fast and the 405B 26% fast.\n";
+          "the same; there the 8B and the 70B (Megatron-Core FSDP) land within 4%, the 175B 9% fast, the 15B and "
+          "340B 13% fast and the 405B 31% fast. On both the rows with an interleaved pipeline are the furthest "
+          "off, as torchtitan's interleaved 405B row is on H100 (below); NeMo's 24.07 H100 rows with one are not.\n";
     md += "- torchtitan's H100 tables (`tessel validate torchtitan_h100_runs`, reports/validation-torchtitan-h100.md: "
           "Llama 3.1 8B to 405B on 8 to 512 GPUs of Meta's Grand Teton, 96GB HBM2e H100s held to 500 W) were "
           "read while their hardware (R9: stated memory, bandwidth and power cap) and torchtitan's own defaults "
