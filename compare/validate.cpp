@@ -34,7 +34,8 @@ const std::vector<std::string>& validation_rules() {
         "gelu. Ungated activations (GeLU, ReLU, squared ReLU) are the GPT family (two-matrix MLP, LayerNorm, "
         "learned positions, tied embeddings, attention and hidden dropout 0.1 where the stack applies it: Megatron-LM "
         "and DeepSpeed do, llm.c has none and llm-foundry's MPT configurations set it to 0); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
-        "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). Null vocab_size = "
+        "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). A row that names rotary "
+        "embeddings, no biases, untied embeddings or no dropout has them whatever its family. Null vocab_size = "
         "GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does "
         "(--make-vocab-size-divisible-by 128) and llm.c does (50304).",
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
@@ -86,7 +87,8 @@ const std::vector<std::string>& validation_rules() {
         "configurations, which run attn_impl \"triton\", the Triton FlashAttention; a row naming FlashAttention-2, "
         "cuDNN or attn_impl flash/triton says which); fused elementwise kernels (Megatron-LM, llm.c) or eager PyTorch "
         "ops (llm-foundry, torchtitan without torch.compile); the loss as a fused kernel (llm.c's classifier, "
-        "llm-foundry's default flash-attn xentropy) or the eager fp32 cross entropy (Megatron-LM, torchtitan); "
+        "llm-foundry's default flash-attn xentropy, and Megatron-LM where the row names --cross-entropy-loss-fusion, "
+        "which NeMo 2.0's GPTConfig sets) or the eager fp32 cross entropy (Megatron-LM, torchtitan); "
         "RMSNorm as one kernel unless the row names an eager one (torchtitan's norm_type rmsnorm without "
         "torch.compile: fp32 PyTorch ops); "
         "llm-foundry's trainer (Composer) also evaluates its two logged training metrics, LanguageCrossEntropy and "
@@ -292,7 +294,12 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     m.tied_embeddings = gpt;
     m.linear_bias = gpt;
     m.seq_length = need_count("seq_length");
-    m.max_position_embeddings = gpt ? m.seq_length : 0;
+    // Where the row says its model departs from its family's layout (Nemotron-4: squared ReLU with
+    // rotary embeddings, no biases, untied embeddings), the row wins.
+    if (contains(stated, "rotary") || contains(stated, "RoPE")) m.position_embedding = PositionEmbedding::rope;
+    if (contains(stated, "no biases") || contains(stated, "no bias ")) m.linear_bias = false;
+    if (contains(stated, "untied")) m.tied_embeddings = false;
+    m.max_position_embeddings = m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0;
     std::int64_t vocab = count("vocab_size").value_or(50257);
     if (!get("vocab_size")) assume("vocab 50257 (GPT-2 BPE)");
     const std::int64_t multiple = 128LL * p.tp;
@@ -402,6 +409,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(stated, "cuDNN")) o.cudnn_attention = true;
     if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
     o.fused_elementwise = o.fused_elementwise || contains(stated, "torch.compile");
+    if (contains(stated, "no dropout")) o.model_dropout = false;  // R1: the row's own statement
+    if (contains(stated, "--cross-entropy-loss-fusion")) o.fused_cross_entropy = true;
     // An eager RMSNorm only where the row names it (torchtitan's norm_type "rmsnorm"); compiled
     // blocks fuse it. Unnamed: one kernel (Megatron, Transformer Engine, torch.compile, and the
     // Triton fused_rmsnorm that torchtitan's April 2024 Llama 8B/13B configurations set).

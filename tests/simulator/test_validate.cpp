@@ -75,6 +75,33 @@ TEST(Validate, GatedActivationsHaveThreeMatrices) {
     }
 }
 
+TEST(Validate, ARowsOwnLayoutStatementsOverrideItsFamily) {
+    // Nemotron-4 (arXiv 2402.16819): squared ReLU, an ungated MLP, yet rotary embeddings, no biases,
+    // untied embeddings and no dropout.
+    json row = megatron_row();
+    row["activation"] = "squared-relu";
+    const ValidationCase gpt = validation_case(row, "test");
+    EXPECT_EQ(gpt.model.position_embedding, PositionEmbedding::learned);
+    EXPECT_TRUE(gpt.model.linear_bias);
+    EXPECT_TRUE(gpt.model.tied_embeddings);
+    EXPECT_TRUE(gpt.options.model_dropout);
+    row["notes"] = "Nemotron-4: rotary embeddings, no biases, untied embeddings, no dropout.";
+    const ValidationCase nemotron = validation_case(row, "test");
+    EXPECT_EQ(nemotron.model.activation, Activation::gelu);  // still two matrices
+    EXPECT_EQ(nemotron.model.position_embedding, PositionEmbedding::rope);
+    EXPECT_EQ(nemotron.model.max_position_embeddings, 0);
+    EXPECT_FALSE(nemotron.model.linear_bias);
+    EXPECT_FALSE(nemotron.model.tied_embeddings);
+    EXPECT_FALSE(nemotron.options.model_dropout);
+}
+
+TEST(Validate, MegatronFusesTheLossWhereTheRowSaysSo) {
+    json row = megatron_row();
+    EXPECT_FALSE(validation_case(row, "test").options.fused_cross_entropy);  // Megatron-LM's default
+    row["throughput_definition"] = "NeMo 2.0 sets cross_entropy_loss_fusion (--cross-entropy-loss-fusion)";
+    EXPECT_TRUE(validation_case(row, "test").options.fused_cross_entropy);
+}
+
 TEST(Validate, FsdpIsZeroThreeAndOldRunsUseUnfusedAttention) {
     json row = megatron_row();
     row["zero_or_fsdp"] = "PyTorch FSDP FULL_SHARD (mixed-precision mode PURE)";
