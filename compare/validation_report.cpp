@@ -323,8 +323,8 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "step), and how much of them that early Blackwell stack reached is not known here; nothing is fitted to "
           "these rows. Two months later NeMo's 25.04 table ran the same models on GB200 NVL72 (the gb200-nvl72 "
           "preset: the B200's fractions of peak at 11% higher peaks), 6-27% faster per GPU where the layout is "
-          "the same; there Llama 3 70B on Megatron-Core FSDP lands at -3% and 8B at +6%, GPT-3 175B +12%, "
-          "Nemotron-4 340B and 15B +22% and +27%, Llama 3.1 405B +32%. On both the Nemotron-4 rows (256k "
+          "the same; there Llama 3 70B on Megatron-Core FSDP lands at -2% and 8B at +10%, GPT-3 175B +13%, "
+          "Nemotron-4 340B and 15B +23% and +29%, Llama 3.1 405B +34%. On both the Nemotron-4 rows (256k "
           "vocabulary, squared ReLU) and the rows with an interleaved pipeline are the furthest off, as "
           "torchtitan's interleaved 405B row is on H100 (below); NeMo's 24.07 H100 rows with one are not.\n";
     md += "- torchtitan's H100 tables (`tessel validate torchtitan_h100_runs`, reports/validation-torchtitan-h100.md: "
