@@ -297,7 +297,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // Where the row says its model departs from its family's layout (Nemotron-4: squared ReLU with
     // rotary embeddings, no biases, untied embeddings), the row wins.
     if (contains(stated, "rotary") || contains(stated, "RoPE")) m.position_embedding = PositionEmbedding::rope;
-    if (contains(stated, "no biases") || contains(stated, "no bias ")) m.linear_bias = false;
+    static const std::regex no_bias(R"(\bno bias(es)?\b)", std::regex::icase);
+    if (std::regex_search(stated, no_bias)) m.linear_bias = false;
     if (contains(stated, "untied")) m.tied_embeddings = false;
     m.max_position_embeddings = m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0;
     std::int64_t vocab = count("vocab_size").value_or(50257);

@@ -93,6 +93,10 @@ TEST(Validate, ARowsOwnLayoutStatementsOverrideItsFamily) {
     EXPECT_FALSE(nemotron.model.linear_bias);
     EXPECT_FALSE(nemotron.model.tied_embeddings);
     EXPECT_FALSE(nemotron.options.model_dropout);
+    row["notes"] = "rotary, no bias.";
+    EXPECT_FALSE(validation_case(row, "test").model.linear_bias);
+    row["notes"] = "no biased sampling";
+    EXPECT_TRUE(validation_case(row, "test").model.linear_bias);
 }
 
 TEST(Validate, MegatronFusesTheLossWhereTheRowSaysSo) {
