@@ -234,6 +234,20 @@ TEST(Validate, LlmFoundryTableRunsAreAllModelled) {
     }
 }
 
+TEST(Validate, LlmFoundryTableOf2023RunsAreAllModelled) {
+    // The same table as published in July 2023: bf16 in FSDP's mode PURE, no 'Model TFLOP' column.
+    const json runs = load_json("validation", "llm_foundry_table_2023");
+    const auto rep = validate_runs(runs, "configs/validation/llm_foundry_table_2023.json");
+    ASSERT_GT(rep.rows.size(), 150u);
+    for (const auto& row : rep.rows) {
+        EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
+        EXPECT_TRUE(row.fits) << row.name;
+    }
+    const ValidationCase c = validation_case(runs[0], "test");
+    EXPECT_FALSE(c.options.grad_reduce_in_fp32);  // mode PURE reduces in bf16 (R8)
+    EXPECT_EQ(c.plan.precision, Precision::bf16);
+}
+
 TEST(Validate, TorchtitanH100RunsAreAllModelled) {
     // torchtitan's H100 tables: every row loads, the interleaved 405B layout too (126 layers over
     // 8 ranks x 2 stages: 7 on the first and last stage, 8 on the 14 between).

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Turns llm-foundry's MPT benchmark table into validation rows.
 
-Reads scripts/train/benchmarking/README.md of mosaicml/llm-foundry (the commit named below) on
-stdin, writes one row per table line to stdout in the format of configs/validation/*.json, and
-leaves out the lines the fit set (configs/validation/published_runs.json, given as argument)
-already holds. The model shapes are those of the repository's pretrain yamls (mpt-*.yaml).
+Reads scripts/train/benchmarking/README.md of mosaicml/llm-foundry (the commit named below, or
+the commit and date given after the fit set) on stdin, writes one row per table line to stdout in
+the format of configs/validation/*.json, and leaves out the lines the fit set
+(configs/validation/published_runs.json, given as argument) already holds. The model shapes are
+those of the repository's pretrain yamls (mpt-*.yaml). The tables before October 2023 have no
+'Model TFLOP' column; their lines have 19 cells instead of 20.
 
     git -C llm-foundry show COMMIT:scripts/train/benchmarking/README.md \
       | tools/validation/llm_foundry_rows.py configs/validation/published_runs.json \
       > configs/validation/llm_foundry_table.json
+    git -C llm-foundry show c6cfb4284d280daef0e79e57b5dce82673dc565e:scripts/train/benchmarking/README.md \
+      | tools/validation/llm_foundry_rows.py configs/validation/published_runs.json \
+          c6cfb4284d280daef0e79e57b5dce82673dc565e 2023-07-21 \
+      > configs/validation/llm_foundry_table_2023.json
 """
 import json
 import sys
@@ -33,13 +39,15 @@ DEFINITION = ("MFU = (3*2N + 3*attn) FLOPs/token * tokens/s / (gpus * peak); HFU
               "Throughput measured over ~12 steps on MosaicML platform")
 
 
-def rows(text, known):
+def rows(text, known, commit, date):
     section = None
     for line in text.splitlines():
         if line.startswith("## "):
             section = line[3:].strip()
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 19:  # no 'Model TFLOP' column
+            cells = cells[:6] + [None] + cells[6:]
         if len(cells) != 20 or cells[0] not in SHAPES:
             continue
         (size, seq, gpus, gpu, mfu, hfu, tflop, mb, accum, gbs, _, _, tok_gpu, gbs_tokens, precision, mode,
@@ -52,7 +60,7 @@ def rows(text, known):
         seconds = float(gbs_tokens) / (float(tok_gpu) * gpus_n)
         yield {
             "name": name,
-            "source": f"mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit {COMMIT}, {DATE}), "
+            "source": f"mosaicml/llm-foundry scripts/train/benchmarking/README.md (commit {commit}, {date}), "
                       f"'MPT Training Benchmarks'; arch from scripts/train/yamls/pretrain/mpt-*.yaml; section "
                       f"'{section}'",
             "source_kind": "official benchmark table",
@@ -83,12 +91,13 @@ def rows(text, known):
             "activation_recompute": "full (activation checkpointing)" if checkpointing == "True" else "none",
             "precision": precision,
             "iteration_time_s": None,
-            "tflops_per_gpu": float(tflop),
+            "tflops_per_gpu": float(tflop) if tflop is not None else None,
             "mfu_percent": float(mfu),
             "hfu_percent": float(hfu),
             "tokens_per_sec_per_gpu": int(tok_gpu),
             "memory_gb": None,
-            "throughput_definition": DEFINITION,
+            "throughput_definition": DEFINITION if tflop is not None else DEFINITION.replace(
+                " 'Model TFLOP' column = model TFLOP/s per GPU.", ""),
             "derived": {
                 "iteration_time_s": round(seconds, 3),
                 "grad_accum": accum_n,
@@ -102,7 +111,8 @@ def rows(text, known):
 
 def main():
     known = {r["name"] for r in json.load(open(sys.argv[1]))}
-    out = [r for r in rows(sys.stdin.read(), known)
+    commit, date = (sys.argv[2], sys.argv[3]) if len(sys.argv) > 3 else (COMMIT, DATE)
+    out = [r for r in rows(sys.stdin.read(), known, commit, date)
            # The microbatching engine runs uneven last microbatches (GBS not a multiple of mb x GPUs);
            # a plan here has equal ones, so those lines are left out.
            if r["global_batch_size"] % (r["microbatch_size"] * r["num_gpus"]) == 0]
