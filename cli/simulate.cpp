@@ -26,6 +26,7 @@ struct SimulateArgs {
     bool blocking_p2p = false;
     bool no_grad_accumulation_fusion = false;
     bool free_gradients = false;
+    bool fp8_bf16_inputs = false;
     bool zero2_layerwise_gather = false;
     int metric_cross_entropies = 0;
     bool reduce_after_pipeline_flush = false;
@@ -84,6 +85,7 @@ void run_simulate(const SimulateArgs& a) {
     o.overlap_p2p_comm = !a.blocking_p2p;
     o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
     o.zero_gradient_buffer = !a.free_gradients;
+    o.fp8_saves_gemm_inputs = !a.fp8_bf16_inputs;
     o.zero2_layerwise_gather = a.zero2_layerwise_gather;
     o.metric_cross_entropies = a.metric_cross_entropies;
     o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
@@ -132,6 +134,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--free-gradients", args->free_gradients,
                   "the gradients are freed after each step (PyTorch's zero_grad(set_to_none=True): FSDP, torchtitan, "
                   "Composer) instead of a persistent buffer zeroed every step (Megatron-LM, DeepSpeed, llm.c)");
+    cmd->add_flag("--fp8-keeps-bf16-inputs", args->fp8_bf16_inputs,
+                  "fp8: each GEMM's bf16 input is kept for the backward and cast again there (torchao's "
+                  "Float8Linear, torchtitan) instead of its fp8 cast (Transformer Engine)");
     cmd->add_flag("--zero2-layerwise-gather", args->zero2_layerwise_gather,
                   "ZeRO-2 as FSDP's SHARD_GRAD_OP: weights gathered layer by layer in every forward and kept "
                   "through the backward, instead of gathered after the optimizer step");

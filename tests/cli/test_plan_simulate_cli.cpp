@@ -117,6 +117,23 @@ TEST(SimulateCli, PlanFileWithoutPrecisionTakesOneTheClusterHas) {
     EXPECT_NE(bad.err.find("peak_tflops.bf16"), std::string::npos) << bad.err;
 }
 
+TEST(SimulateCli, Fp8KeepsFp8GemmInputsUnlessTold) {
+    // An fp8 plan keeps Transformer Engine's fp8 casts of the GEMM inputs for the backward; with
+    // --fp8-keeps-bf16-inputs (torchao) the bf16 inputs, more activation memory and the same step.
+    const auto dir = temp_dir("simulate_fp8_inputs");
+    auto sim = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
+                                         "--precision", "fp8", "--json", dir + "/r.json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = run_tessel(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return read(dir + "/r.json");
+    };
+    const json te = sim({}), torchao = sim({"--fp8-keeps-bf16-inputs"});
+    EXPECT_GT(torchao["memory_GiB"]["activations"].get<double>(), te["memory_GiB"]["activations"].get<double>());
+    EXPECT_DOUBLE_EQ(torchao["step_time_s"].get<double>(), te["step_time_s"].get<double>());
+}
+
 TEST(SimulateCli, CudnnAttentionAndNoDropoutAreAcceptedAndChangeTheStep) {
     // gpt2-1.5b on one H100: cuDNN's attention (faster on the H100 preset) and the model without
     // its dropout (no masks, no dropout in the attention kernel) each shorten the step.
