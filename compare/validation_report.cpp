@@ -353,10 +353,11 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "sibling here. Its smallest models are where Composer's logged metrics weigh most: two more passes "
           "over the logits per microbatch are about a sixth of an MPT-125m step (R12).\n";
     md += "- The same table as llm-foundry published it in July 2023 (`tessel validate llm_foundry_table_2023`, "
-          "reports/validation-llm-foundry-table-2023.md: 160 lines, 125M to 70B on 8 to 512 A100s, bf16 in "
-          "FSDP's mixed-precision mode PURE, Composer on PyTorch 1.13) was measured on an earlier stack and "
-          "in another precision mode than any row the parameters were fitted on: MAPE 3.4%, 157 of 160 within "
-          "15%, Spearman 0.94.\n";
+          "reports/validation-llm-foundry-table-2023.md: its 84 lines that the later table did not keep unchanged, "
+          "125M to 30B on 8 to 64 A100-80GB, bf16 in FSDP's mixed-precision mode PURE, Composer on PyTorch before 2.0) "
+          "was measured on an earlier stack than the fit set's A100-80GB llm-foundry rows (mode DEFAULT; the "
+          "fit set's four PURE rows are A100-40GB lines the later table kept): MAPE 2.8%, 83 of 84 within 15% (the one outside is the MPT-30b line at 8192 tokens, "
+          "+15.1%), Spearman 0.94.\n";
     md += "- ZeRO-3/FSDP's backward is simulated without prefetch by default: each block's weight gather waits "
           "behind the previous block's gradient reduce-scatter. FSDP does prefetch, and `tessel simulate "
           "--backward-prefetch` lays the backward out as it issues it (the next gather before this block's "

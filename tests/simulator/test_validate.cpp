@@ -235,10 +235,11 @@ TEST(Validate, LlmFoundryTableRunsAreAllModelled) {
 }
 
 TEST(Validate, LlmFoundryTableOf2023RunsAreAllModelled) {
-    // The same table as published in July 2023: bf16 in FSDP's mode PURE, no 'Model TFLOP' column.
+    // The same table as published in July 2023: bf16 in FSDP's mode PURE, no 'Model TFLOP' column;
+    // the lines the 2024 table kept unchanged are left to llm_foundry_table.
     const json runs = load_json("validation", "llm_foundry_table_2023");
     const auto rep = validate_runs(runs, "configs/validation/llm_foundry_table_2023.json");
-    ASSERT_GT(rep.rows.size(), 150u);
+    ASSERT_GT(rep.rows.size(), 80u);
     for (const auto& row : rep.rows) {
         EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
         EXPECT_TRUE(row.fits) << row.name;

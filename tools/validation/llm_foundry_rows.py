@@ -4,7 +4,8 @@
 Reads scripts/train/benchmarking/README.md of mosaicml/llm-foundry (the commit named below, or
 the commit and date given after the fit set) on stdin, writes one row per table line to stdout in
 the format of configs/validation/*.json, and leaves out the lines the fit set
-(configs/validation/published_runs.json, given as argument) already holds. The model shapes are
+(configs/validation/published_runs.json, given as argument) already holds, or any of the files
+given there separated by commas (the 2023 table shares 76 unchanged lines with the 2024 one). The model shapes are
 those of the repository's pretrain yamls (mpt-*.yaml). The tables before October 2023 have no
 'Model TFLOP' column; their lines have 19 cells instead of 20.
 
@@ -12,7 +13,8 @@ those of the repository's pretrain yamls (mpt-*.yaml). The tables before October
       | tools/validation/llm_foundry_rows.py configs/validation/published_runs.json \
       > configs/validation/llm_foundry_table.json
     git -C llm-foundry show c6cfb4284d280daef0e79e57b5dce82673dc565e:scripts/train/benchmarking/README.md \
-      | tools/validation/llm_foundry_rows.py configs/validation/published_runs.json \
+      | tools/validation/llm_foundry_rows.py \
+          configs/validation/published_runs.json,configs/validation/llm_foundry_table.json \
           c6cfb4284d280daef0e79e57b5dce82673dc565e 2023-07-21 \
       > configs/validation/llm_foundry_table_2023.json
 """
@@ -110,7 +112,7 @@ def rows(text, known, commit, date):
 
 
 def main():
-    known = {r["name"] for r in json.load(open(sys.argv[1]))}
+    known = {r["name"] for path in sys.argv[1].split(",") for r in json.load(open(path))}
     commit, date = (sys.argv[2], sys.argv[3]) if len(sys.argv) > 3 else (COMMIT, DATE)
     out = [r for r in rows(sys.stdin.read(), known, commit, date)
            # The microbatching engine runs uneven last microbatches (GBS not a multiple of mb x GPUs);
