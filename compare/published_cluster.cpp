@@ -94,7 +94,8 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;
     if (stated.power_limit_W > 0) c.gpu.power_limit_W = stated.power_limit_W;
     if (gpus_per_node > 0) {
-        // A preset with a NIC per GPU (GB200 NVL72) keeps one per GPU in a node of another size.
+        // A preset with a NIC per GPU (a DGX's eight, an NVL72 rack's 72) keeps one per GPU in a
+        // node of another size.
         if (c.inter_node.nics_per_node == c.gpus_per_node) c.inter_node.nics_per_node = gpus_per_node;
         c.gpus_per_node = gpus_per_node;
     }

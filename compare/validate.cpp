@@ -296,7 +296,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     m.seq_length = need_count("seq_length");
     // Where the row says its model departs from its family's layout (Nemotron-4: squared ReLU with
     // rotary embeddings, no biases, untied embeddings), the row wins.
-    if (contains(stated, "rotary") || contains(stated, "RoPE")) m.position_embedding = PositionEmbedding::rope;
+    // Whole words: "property" holds "rope", "unbiased" holds "bias".
+    static const std::regex rotary(R"(\b(rotary|rope)\b)", std::regex::icase);
+    if (std::regex_search(stated, rotary)) m.position_embedding = PositionEmbedding::rope;
     static const std::regex no_bias(R"(\bno bias(es)?\b)", std::regex::icase);
     if (std::regex_search(stated, no_bias)) m.linear_bias = false;
     if (contains(stated, "untied")) m.tied_embeddings = false;

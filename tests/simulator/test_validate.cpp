@@ -97,6 +97,8 @@ TEST(Validate, ARowsOwnLayoutStatementsOverrideItsFamily) {
     EXPECT_FALSE(validation_case(row, "test").model.linear_bias);
     row["notes"] = "no biased sampling";
     EXPECT_TRUE(validation_case(row, "test").model.linear_bias);
+    row["notes"] = "a property of the European cluster";  // holds "rope", not the word
+    EXPECT_EQ(validation_case(row, "test").model.position_embedding, PositionEmbedding::learned);
 }
 
 TEST(Validate, MegatronFusesTheLossWhereTheRowSaysSo) {
