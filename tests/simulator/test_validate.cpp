@@ -213,39 +213,39 @@ TEST(Validate, JsonRowsCarryTheStepAndItsKernelTime) {
     EXPECT_LE(k.gemm + k.attention + k.memory_bound, rep.rows[0].step_time_s * (1 + 1e-9));
 }
 
-TEST(Validate, OutOfSampleRunsAreAllModelled) {
-    // The built-in out-of-sample set (runs the fitted parameters never saw) must load and model every
-    // row; what its errors are is the report's business, not a test's.
-    const json runs = load_json("validation", "out_of_sample_runs");
-    const auto rep = validate_runs(runs, "configs/validation/out_of_sample_runs.json");
-    ASSERT_EQ(rep.rows.size(), runs.size());
+namespace {
+// A built-in set of published runs, validated; every row must be modelled and fit its GPUs.
+ValidationReport validate_builtin_set(const json& runs, const std::string& name) {
+    ValidationReport rep = validate_runs(runs, "configs/validation/" + name + ".json");
     for (const auto& row : rep.rows) {
         EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
         EXPECT_TRUE(row.fits) << row.name;
     }
+    return rep;
+}
+}  // namespace
+
+TEST(Validate, OutOfSampleRunsAreAllModelled) {
+    // The built-in out-of-sample set (runs the fitted parameters never saw) must load and model every
+    // row; what its errors are is the report's business, not a test's.
+    const json runs = load_json("validation", "out_of_sample_runs");
+    const auto rep = validate_builtin_set(runs, "out_of_sample_runs");
+    ASSERT_EQ(rep.rows.size(), runs.size());
 }
 
 TEST(Validate, LlmFoundryTableRunsAreAllModelled) {
     // The rest of llm-foundry's benchmark table (the fit set holds 12 of its lines).
     const json runs = load_json("validation", "llm_foundry_table");
-    const auto rep = validate_runs(runs, "configs/validation/llm_foundry_table.json");
+    const auto rep = validate_builtin_set(runs, "llm_foundry_table");
     ASSERT_GT(rep.rows.size(), 200u);
-    for (const auto& row : rep.rows) {
-        EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
-        EXPECT_TRUE(row.fits) << row.name;
-    }
 }
 
 TEST(Validate, LlmFoundryTableOf2023RunsAreAllModelled) {
     // The same table as published in July 2023: bf16 in FSDP's mode PURE, no 'Model TFLOP' column;
     // the lines the 2024 table kept unchanged are left to llm_foundry_table.
     const json runs = load_json("validation", "llm_foundry_table_2023");
-    const auto rep = validate_runs(runs, "configs/validation/llm_foundry_table_2023.json");
+    const auto rep = validate_builtin_set(runs, "llm_foundry_table_2023");
     ASSERT_GT(rep.rows.size(), 80u);
-    for (const auto& row : rep.rows) {
-        EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
-        EXPECT_TRUE(row.fits) << row.name;
-    }
     const ValidationCase c = validation_case(runs[0], "test");
     EXPECT_FALSE(c.options.grad_reduce_in_fp32);  // mode PURE reduces in bf16 (R8)
     EXPECT_EQ(c.plan.precision, Precision::bf16);
@@ -255,12 +255,8 @@ TEST(Validate, TorchtitanH100RunsAreAllModelled) {
     // torchtitan's H100 tables: every row loads, the interleaved 405B layout too (126 layers over
     // 8 ranks x 2 stages: 7 on the first and last stage, 8 on the 14 between).
     const json runs = load_json("validation", "torchtitan_h100_runs");
-    const auto rep = validate_runs(runs, "configs/validation/torchtitan_h100_runs.json");
+    const auto rep = validate_builtin_set(runs, "torchtitan_h100_runs");
     ASSERT_EQ(rep.rows.size(), runs.size());
-    for (const auto& row : rep.rows) {
-        EXPECT_TRUE(row.modelable) << row.name << ": " << row.skipped_because;
-        EXPECT_TRUE(row.fits) << row.name;
-    }
 }
 
 TEST(Validate, BadRowsAreReportedNotFatal) {
