@@ -75,7 +75,8 @@ const std::vector<std::string>& validation_rules() {
         "R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv 2205.14135, "
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names: a full date, or the first day of "
-        "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone.",
+        "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone. A row that "
+        "names its attention says which: \"unfused attention\", or a fused kernel R12 names.",
         "R12 kernels of the stack (the framework the source names first: DeepSpeed or GPT-NeoX, which runs "
         "DeepSpeed's engine; Megatron or NeMo, which runs Megatron-Core; llm-foundry, Composer or MosaicML; "
         "torchtitan; llm.c; otherwise the simulator's defaults), from the framework's documented configuration "
@@ -403,7 +404,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // R11
     const int date = latest_date(source);
     o.fused_attention = !(date > 0 && date < kFlashAttentionDate);
-    if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
+    // The row's own statement outranks its date: a run may keep an older stack after a source's date.
+    const bool names_fused_kernel = contains(stated, "FlashAttention-2") || contains(stated, "cuDNN") ||
+                                    contains(stated, "attn_impl: flash") || contains(stated, "attn_impl: triton") ||
+                                    contains(stated, "Triton FlashAttention");
+    if (contains(stated, "unfused attention")) o.fused_attention = false;
+    else if (names_fused_kernel) o.fused_attention = true;
+    else if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
 
     // R12: the framework's kernels, unless the row names them.
     if (contains(stated, "FlashAttention-2") || contains(stated, "cuDNN") || contains(stated, "attn_impl: flash"))

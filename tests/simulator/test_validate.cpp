@@ -563,6 +563,12 @@ TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     EXPECT_TRUE(fused("Megatron-LM run on 2048 GPUs, 2016 nodes of 1600 Gbps"));
     // The latest date wins: a 2022-05-19 figure whose paper is arXiv 2205.05198 predates FlashAttention.
     EXPECT_FALSE(fused("Korthikanti et al., arXiv 2205.05198; README commit 2e90a342f5, 2022-05-19"));
+    // A row's statement of its kernel outranks the date: a 2022-06 log of a run whose stack kept
+    // Megatron's softmax, and a 2021 source naming FlashAttention (which R12 then picks).
+    row["notes"] = "unfused attention: batched GEMMs around Megatron's fused masked softmax";
+    EXPECT_FALSE(fused("training log, 2022-06-20"));
+    row["notes"] = "FlashAttention-2";
+    EXPECT_TRUE(fused("Megatron-LM paper, 2021"));
 }
 
 TEST(Validate, FrameworksAreKnownByTheirTrainersNamesToo) {
