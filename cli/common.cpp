@@ -66,8 +66,20 @@ Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
     return p;
 }
 
-ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus) {
+ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus, std::optional<int> gpus_per_node) {
     ClusterSpec c = load_cluster(name_or_path);
+    if (gpus_per_node) {
+        // A job takes part of a node, never more than the node holds.
+        if (*gpus_per_node > c.gpus_per_node)
+            throw input_error("--gpus-per-node", "", fmt::format("at most the {} GPUs per node of cluster '{}'", c.gpus_per_node, c.name),
+                              std::to_string(*gpus_per_node));
+        c = with_gpus_per_node(c, *gpus_per_node);
+    }
+    if (gpus && *gpus > c.gpus_per_node && *gpus % c.gpus_per_node != 0)
+        throw input_error("--gpus", "",
+                          fmt::format("a multiple of the {} GPUs per node of cluster '{}' (--gpus-per-node takes fewer of each node)",
+                                      c.gpus_per_node, c.name),
+                          std::to_string(*gpus));
     if (gpus) c = resize_cluster(c, *gpus);
     return c;
 }

@@ -31,7 +31,10 @@ Plan resolve_plan(const PlanFlags& flags, const ModelSpec& m, int world_size,
                   const std::optional<std::string>& precision_default = std::nullopt);
 
 // --gpus N resizes the cluster; an absent value keeps the preset's size.
-ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus);
+// The cluster preset or file, with --gpus-per-node (the GPUs a job takes of each node) and then
+// --gpus applied.
+ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus,
+                            std::optional<int> gpus_per_node = std::nullopt);
 
 // Writes text to a file atomically, or to stdout for "-".
 void write_output(const std::string& path, const std::string& text);

@@ -28,6 +28,7 @@ namespace {
 struct PlanArgs {
     std::string model, cluster;
     std::optional<long long> gpus;
+    std::optional<int> gpus_per_node;
     std::optional<int> global_batch, seq;
     std::optional<std::string> tokens;
     bool chinchilla = false;
@@ -124,7 +125,8 @@ void run_plan(const PlanArgs& a) {
 
     const bool default_cluster = a.cluster.empty() && !a.gpus;
     ClusterSpec c = resolve_cluster(a.cluster.empty() ? kDefaultCluster : a.cluster,
-                                    a.gpus ? a.gpus : (a.cluster.empty() ? std::optional<long long>(kDefaultGpus) : std::nullopt));
+                                    a.gpus ? a.gpus : (a.cluster.empty() ? std::optional<long long>(kDefaultGpus) : std::nullopt),
+                                    a.gpus_per_node);
     // The exported framework's stack, in the precision every plan here takes (complete_request).
     o.simulate = simulate_options_for(framework, default_precision(c.gpu));
     Printer pr{a.emit ? stderr : stdout};
@@ -230,11 +232,14 @@ void add_plan(CLI::App& app) {
         "  tessel plan\n"
         "  tessel plan --model gpt3-175b --cluster dgx-a100 --gpus 384 --global-batch 1536 --top 5 --json plans.json\n"
         "  tessel plan --model llama3-70b --cluster dgx-h100 --gpus 256 --chinchilla --emit megatron > launch.sh\n"
-        "  tessel plan --cluster dgx-h100 --gpus 1024 --days 30",
+        "  tessel plan --cluster dgx-h100 --gpus 1024 --days 30\n"
+        "  tessel plan --cluster gb200-nvl72 --gpus-per-node 64 --gpus 128",
         kDefaultModel, kDefaultCluster, kDefaultGpus));
     cmd->add_option("--model", a->model, fmt::format("preset name or path (default {})", kDefaultModel));
     cmd->add_option("--cluster", a->cluster, fmt::format("preset name or path (default {})", kDefaultCluster));
     cmd->add_option("--gpus", a->gpus, "resize the cluster to N GPUs (whole nodes)");
+    cmd->add_option("--gpus-per-node", a->gpus_per_node,
+                    "GPUs the job takes of each node or NVLink domain (e.g. 64 of a GB200 NVL72 rack; default: all)");
     cmd->add_option("--global-batch", a->global_batch, "sequences per optimizer step (default: see below)");
     cmd->add_option("--seq", a->seq, "sequence length (default: the model's)");
     auto* tokens = cmd->add_option("--tokens", a->tokens, "train on T tokens: steps, days, GPU-hours, cost (e.g. 1.4T)");

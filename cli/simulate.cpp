@@ -16,6 +16,7 @@ namespace {
 struct SimulateArgs {
     std::string model, cluster;
     std::optional<long long> gpus;
+    std::optional<int> gpus_per_node;
     PlanFlags plan;
     std::string trace_file, json_file;
     double memory_headroom = 0.0;
@@ -68,7 +69,7 @@ void print_table(const SimulationResult& r) {
 
 void run_simulate(const SimulateArgs& a) {
     ModelSpec m = load_model(a.model);
-    ClusterSpec c = resolve_cluster(a.cluster, a.gpus);
+    ClusterSpec c = resolve_cluster(a.cluster, a.gpus, a.gpus_per_node);
     // Where neither --precision nor the plan file names one, the plan takes the precision
     // `tessel plan` would: bf16, else fp16, else fp32 — whichever the GPU has a peak for (a
     // calibrated CPU cluster: fp32).
@@ -109,6 +110,8 @@ void add_simulate(CLI::App& app) {
     cmd->add_option("--model", args->model, "preset name or path (native JSON or Hugging Face config.json)")->required();
     cmd->add_option("--cluster", args->cluster, "preset name or path")->required();
     cmd->add_option("--gpus", args->gpus, "resize the cluster to N GPUs (default: tp*pp*dp*cp of the plan fills it)");
+    cmd->add_option("--gpus-per-node", args->gpus_per_node,
+                    "GPUs the job takes of each node or NVLink domain (e.g. 64 of a GB200 NVL72 rack; default: all)");
     add_plan_flags(*cmd, args->plan, false);
     cmd->add_option("--trace", args->trace_file, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
     cmd->add_option("--json", args->json_file, "write the simulation result as JSON ('-' for stdout)");

@@ -93,12 +93,7 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;
     if (stated.power_limit_W > 0) c.gpu.power_limit_W = stated.power_limit_W;
-    if (gpus_per_node > 0) {
-        // A preset with a NIC per GPU (a DGX's eight, an NVL72 rack's 72) keeps one per GPU in a
-        // node of another size.
-        if (c.inter_node.nics_per_node == c.gpus_per_node) c.inter_node.nics_per_node = gpus_per_node;
-        c.gpus_per_node = gpus_per_node;
-    }
+    if (gpus_per_node > 0) c = with_gpus_per_node(c, gpus_per_node, origin + ": " + where + ".gpus_per_node");
     if (auto net = parse_interconnect(interconnect, c.inter_node.nics_per_node)) {
         c.inter_node.nics_per_node = net->nics_per_node;
         c.inter_node.nic_bandwidth_GBps = net->nic_bandwidth_GBps;

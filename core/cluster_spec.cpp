@@ -143,4 +143,12 @@ ClusterSpec resize_cluster(const ClusterSpec& c, long long n, const std::string&
     return r;
 }
 
+ClusterSpec with_gpus_per_node(const ClusterSpec& c, int n, const std::string& what) {
+    if (n < 1) throw input_error(what, "", "a positive number of GPUs per node", std::to_string(n));
+    ClusterSpec r = c;
+    if (c.inter_node.nics_per_node == c.gpus_per_node) r.inter_node.nics_per_node = n;
+    r.gpus_per_node = n;
+    return r;
+}
+
 }  // namespace tessel

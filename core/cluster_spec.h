@@ -77,5 +77,10 @@ ClusterSpec parse_cluster(const json& j, const std::string& file);
 json to_json(const ClusterSpec& c);
 // Resizes to N GPUs: whole nodes when N >= gpus_per_node, else one node of N GPUs.
 ClusterSpec resize_cluster(const ClusterSpec& c, long long num_gpus, const std::string& flag = "--gpus");
+// The cluster with n GPUs in each node (NVLink domain): a job that takes 64 of a GB200 NVL72 rack's
+// 72, or a published run's own node size. The GPU count becomes num_nodes * n; a preset with one NIC
+// per GPU keeps one per GPU, and the intra-node fabric is unchanged. `what` names the flag or key
+// in the error for n < 1.
+ClusterSpec with_gpus_per_node(const ClusterSpec& c, int n, const std::string& what = "--gpus-per-node");
 
 }  // namespace tessel

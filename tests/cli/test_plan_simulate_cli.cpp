@@ -74,6 +74,33 @@ TEST(PlanCli, NoPlanFitsExitsThreeWithReasons) {
     EXPECT_NE(r.err.find("GiB"), std::string::npos) << r.err;  // the closest plans' memory against capacity
 }
 
+TEST(SimulateCli, GpusPerNodeSplitsTensorParallelismAcrossNodes) {
+    // Taking 4 of each DGX H100's 8 GPUs, TP 8 spans two nodes: its all-reduces leave NVLink for the
+    // NICs, so the same plan on the same 8 GPUs is slower than on one whole node.
+    auto dir = temp_dir("simulate_gpus_per_node");
+    auto sim = [&](std::vector<std::string> extra, const std::string& file) {
+        std::vector<std::string> args = {"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--tp", "8",
+                                         "--global-batch-size", "8", "--json", dir + "/" + file};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = run_tessel(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return read(dir + "/" + file);
+    };
+    json whole = sim({}, "whole.json"), split = sim({"--gpus-per-node", "4"}, "split.json");
+    EXPECT_EQ(split["cluster"]["gpus_per_node"].get<int>(), 4);
+    EXPECT_EQ(split["cluster"]["num_nodes"].get<int>(), 2);
+    EXPECT_EQ(split["cluster"]["inter_node"]["nics_per_node"].get<int>(), 4);
+    // The ring's bandwidth falls from NVLink's 450 GB/s to a node's four 50 GB/s NICs (2.25x); the
+    // latency terms, the same in both, keep the exposed time from growing by all of that.
+    EXPECT_GT(split["time_s"]["tp_comm_exposed"].get<double>(), 1.5 * whole["time_s"]["tp_comm_exposed"].get<double>());
+    EXPECT_GT(split["step_time_s"].get<double>(), whole["step_time_s"].get<double>());
+    // The plan searches the same partial nodes: two GB200 racks of 64.
+    auto p = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "gb200-nvl72", "--gpus-per-node", "64", "--gpus", "128",
+                         "--top", "1"});
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_NE(p.out.find("128 GPUs of gb200-nvl72 (2 nodes x 64"), std::string::npos) << p.out;
+}
+
 TEST(SimulateCli, JsonFollowsTheDesignFormatAndTraceHasOneTrackPerStage) {
     auto dir = temp_dir("simulate_json");
     auto r = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--tp", "2", "--pp", "4",

@@ -25,6 +25,22 @@ TEST(Cluster, ResizeWholeNodes) {
     EXPECT_THROW(resize_cluster(c, -8), InputError);
 }
 
+TEST(Cluster, TakingPartOfEachNodeKeepsOneNicPerGpu) {
+    // 64 of a GB200 NVL72 rack's 72 GPUs: two racks are 128 GPUs, each GPU keeps its own NIC.
+    auto nvl = with_gpus_per_node(load_cluster("gb200-nvl72"), 64);
+    EXPECT_EQ(nvl.gpus_per_node, 64);
+    EXPECT_EQ(nvl.inter_node.nics_per_node, 64);
+    EXPECT_EQ(resize_cluster(nvl, 128).num_nodes, 2);
+    // Half of each DGX H100: one NIC per GPU taken, so a node's injection bandwidth halves.
+    auto half = with_gpus_per_node(load_cluster("dgx-h100"), 4);
+    EXPECT_EQ(half.inter_node.nics_per_node, 4);
+    EXPECT_EQ(resize_cluster(half, 8).num_nodes, 2);
+    // A PCIe server's two NICs serve whichever GPUs the job takes.
+    auto pcie = with_gpus_per_node(load_cluster("pcie-a100"), 4);
+    EXPECT_EQ(pcie.inter_node.nics_per_node, 2);
+    EXPECT_THROW(with_gpus_per_node(load_cluster("dgx-h100"), 0), InputError);
+}
+
 TEST(Topology, PathsInsideAndAcrossNodes) {
     Topology t(load_cluster("dgx-h100"));
     auto in = t.path(0, 5);

@@ -178,7 +178,9 @@ TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
         // FSDP under pipelining keeps the gathered weights (ZeRO 1's accounting); without it
         // ZeRO 0 (DDP) only as the sole parallelism, else FSDP.
         EXPECT_EQ(r.plan.zero_stage == 1, r.plan.pp > 1 && r.plan.dp * r.plan.cp > 1) << r.plan.describe();
-        if (r.plan.zero_stage == 0 && r.plan.dp > 1) EXPECT_EQ(r.plan.tp * r.plan.pp * r.plan.cp, 1) << r.plan.describe();
+        if (r.plan.zero_stage == 0 && r.plan.dp > 1) {
+            EXPECT_EQ(r.plan.tp * r.plan.pp * r.plan.cp, 1) << r.plan.describe();
+        }
         EXPECT_EQ(r.plan.sequence_parallel, r.plan.tp > 1);
         EXPECT_EQ(m.num_layers % (r.plan.pp * r.plan.virtual_stages), 0);
     }
