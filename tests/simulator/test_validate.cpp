@@ -251,6 +251,26 @@ TEST(Validate, LlmFoundryTableOf2023RunsAreAllModelled) {
     EXPECT_EQ(c.plan.precision, Precision::bf16);
 }
 
+TEST(Validate, DgxcBenchmarkingRunsAreAllModelled) {
+    // NVIDIA's DGX Cloud Benchmarking recipes on H100 (NeMo 24.09/24.12): every row loads, and the
+    // recipe flags its rows state reach the options (R7, R8, R12).
+    const json runs = load_json("validation", "dgxc_benchmarking");
+    const auto rep = validate_builtin_set(runs, "dgxc_benchmarking");
+    ASSERT_EQ(rep.rows.size(), runs.size());
+    for (const auto& row : runs) {
+        const ValidationCase c = validation_case(row, "test");
+        SCOPED_TRACE(c.name);
+        EXPECT_TRUE(c.options.overlap_grad_reduce);
+        EXPECT_TRUE(c.options.overlap_param_gather);
+        if (c.plan.tp > 1) {
+            EXPECT_TRUE(c.options.tp_comm_overlap);
+        }
+    }
+    // The 15B recipe leaves optim.grad_sync_dtype at its fp32 default; the others reduce in bf16.
+    EXPECT_TRUE(validation_case(runs[12], "test").options.grad_reduce_in_fp32);
+    EXPECT_FALSE(validation_case(runs[0], "test").options.grad_reduce_in_fp32);
+}
+
 TEST(Validate, TorchtitanH100RunsAreAllModelled) {
     // torchtitan's H100 tables: every row loads, the interleaved 405B layout too (126 layers over
     // 8 ranks x 2 stages: 7 on the first and last stage, 8 on the 14 between).
