@@ -368,9 +368,9 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "fit set's four PURE rows are A100-40GB lines the later table kept): MAPE 2.8%, 83 of 84 within 15% (the one outside is the MPT-30b line at 8192 tokens, "
           "+15.1%), Spearman 0.94.\n";
     md += "- NVIDIA's DGX Cloud Benchmarking recipes on H100 (`tessel validate dgxc_benchmarking`, "
-          "reports/validation-dgxc-benchmarking.md: NeMo 24.09/24.12 as of May 2025, Llama 3.1 8B and 70B, GPT-3 "
-          "175B, Nemotron-4 15B and 340B, BF16 and FP8, 8 to 2048 GPUs, each recipe's layout and flags) are out of "
-          "sample: MAPE 7.0%, all 20 rows within 15%, Spearman 0.92. The predicted step is short by 9% on average "
+          "reports/validation-dgxc-benchmarking.md: NeMo 24.09/24.12 as of May 2025 and 25.04 for Llama 3.1 405B, "
+          "Llama 3.1 8B, 70B and 405B, GPT-3 175B, Nemotron-4 15B and 340B, BF16 and FP8, 8 to 2048 GPUs, each "
+          "recipe's layout and flags) are out of sample: MAPE 7.1%, all 22 rows within 15%, Spearman 0.93. The predicted step is short by 9% on average "
           "in BF16 and 4% in FP8, and it stays flat with scale where the recipes' steps grow 1.5-10% from their "
           "smallest scale to 2048 GPUs: data-parallel groups of 32-64 ranks over the fabric, whose gradient and "
           "weight traffic the simulation hides behind the backward and forward almost entirely (0.1-1.4% of the "

@@ -9,7 +9,9 @@ README_340b.md ("Training step time (seconds per step)"). The figures below are 
 tables, the smallest and the largest scale of each; the layout and flags from the same commit's
 recipe configuration (the *.yaml files, with the overrides of configure.sh and launch.sh). The
 405B table of that commit is left out: its columns (32 and 96 GPUs for TP 8 x PP 9) do not match
-its layout.
+its layout. Llama 3.1 405B on H100 comes from the later commit 6be5ea0e19 (2025-09-05,
+llama3.1/README.md and launch.sh), whose recipes run NeMo 2.0's performance scripts in container
+25.04.01.
 
     tools/validation/dgxc_rows.py > configs/validation/dgxc_benchmarking.json
 """
@@ -100,10 +102,31 @@ WORKLOADS = [
                   "ReLU).",
         "points": [(128, 32, 4.61, 3.16), (2048, 512, 4.84, 3.49)],
     },
+    {
+        "key": "Llama3.1-405B", "file": "llama3.1/README.md", "container": "25.04.01",
+        "commit": ("6be5ea0e19c583ee4d445a1cd65a3ff2fcb4e58b", "2025-09-05"),
+        "shape": dict(num_layers=126, hidden_size=16384, num_attention_heads=128, num_kv_heads=8,
+                      ffn_hidden_size=53248, vocab_size=128256, seq_length=8192, activation="swiglu",
+                      parameters_b=405),
+        "layout": dict(tp=8, pp=8, cp=2, vp=8, mbs=1, sp=True, recompute="none"),
+        "flags": "NeMo 2.0's scripts/performance/llm/pretrain_llama31_405b over pretrain_recipe(performance_mode=True) "
+                 "(NVIDIA/NeMo scripts/performance/utils.py set_primary_perf_configs, v2.3.0): " + COMMON +
+                 ", sequence parallel and MegatronCommOverlapCallback tp_comm_overlap=True (--tp-comm-overlap), "
+                 "overlap_p2p_comm with the interleaved pipeline (--overlap-p2p-communication), no activation "
+                 "recompute, GPTConfig cross_entropy_loss_fusion True (--cross-entropy-loss-fusion); layout from "
+                 "llama3.1/launch.sh (H100: TP 8, PP 8, CP 2, VP 8, MBS 1, GBS = GPUs / 2)",
+        "fp8_flags": "; the FP8 runs set grad_reduce_in_fp32 false, so gradients are reduced in bf16",
+        "family": "Llama 3.1 405B as released (rotary, RMSNorm, SwiGLU, no biases, untied embeddings); no dropout; "
+                  "126 layers over 8 x 8 virtual stages, the first and last holding one (Megatron-Core counts the "
+                  "embedding and the loss as a layer each).",
+        "points": [(512, 256, 19.810, 13.020)],
+    },
 ]
 
 
 def row(w, gpus, gbs, precision, step_s):
+    commit, date = w.get("commit", (COMMIT, DATE))
+    flags = w["flags"] + (w.get("fp8_flags", "") if precision == "fp8" else "")
     lay = dict(w["layout"])
     cp = lay["cp"] if lay["cp"] is not None else (2 if precision == "bf16" else 1)
     dp = gpus // (lay["tp"] * lay["pp"] * cp)
@@ -112,7 +135,7 @@ def row(w, gpus, gbs, precision, step_s):
             f"tp{lay['tp']} pp{lay['pp']} cp{cp}" + (f" vp{lay['vp']}" if lay["vp"] else ""))
     return {
         "name": name,
-        "source": (f"NVIDIA/dgxc-benchmarking {w['file']} (commit {COMMIT[:10]}, {DATE}), 'Expected Performance', "
+        "source": (f"NVIDIA/dgxc-benchmarking {w['file']} (commit {commit[:10]}, {date}), 'Expected Performance', "
                    f"{'BF16' if precision == 'bf16' else 'FP8'} table, {gpus}x H100 (GBS={gbs}): training step time "
                    f"{step_s} s; container nvcr.io/nvidia/nemo:{w['container']} (NeMo, Megatron-Core with Transformer "
                    f"Engine)"),
@@ -143,7 +166,7 @@ def row(w, gpus, gbs, precision, step_s):
         "memory_gb": None,
         "throughput_definition": ("Training step time as the table prints it: the recipe's last logged "
                                   "train_step_timing of a short run on synthetic data. Options from the recipe: "
-                                  + w["flags"]),
+                                  + flags),
         "derived": {"data_parallel": f"{gpus} / ({lay['tp']} x {lay['pp']} x {cp})"},
         "notes": w["family"] + " Added as an out-of-sample set after the simulator's parameters were fitted.",
     }
