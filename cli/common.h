@@ -30,9 +30,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& flags, bool plan_required);
 Plan resolve_plan(const PlanFlags& flags, const ModelSpec& m, int world_size,
                   const std::optional<std::string>& precision_default = std::nullopt);
 
-// --gpus N resizes the cluster; an absent value keeps the preset's size.
-// The cluster preset or file, with --gpus-per-node (the GPUs a job takes of each node) and then
-// --gpus applied.
+// The cluster preset or file with --gpus-per-node (the GPUs a job takes of each node), then --gpus
+// N resized to N GPUs; absent values keep the preset's.
 ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus,
                             std::optional<int> gpus_per_node = std::nullopt);
 
