@@ -41,8 +41,9 @@ const std::vector<std::string>& validation_rules() {
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
         "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default); null global_batch_size = "
         "global_batch_tokens / seq_length.",
-        "R3 memory sharding: \"ZeRO-k\" = stage k; FSDP / FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; "
-        "\"none\" = 0; null = 0, except "
+        "R3 memory sharding: \"ZeRO-k\" (also \"ZeRO k\", \"ZeRO stage k\", zero_stage k) = stage k; FSDP / "
+        "FULL_SHARD / HYBRID_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; Megatron's distributed optimizer "
+        "(--use-distributed-optimizer, NeMo's distributed_fused_adam) = ZeRO-1; \"none\" = 0; null = 0, except "
         "that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) implies ZeRO-1.",
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "or null = none. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
@@ -181,6 +182,28 @@ int latest_date(const std::string& text) {
         }
     return best;
 }
+}  // namespace
+
+// R3: the ZeRO stage a row's zero_or_fsdp text names, in the words the frameworks use.
+std::optional<int> stated_zero_stage(const std::string& text) {
+    if (contains(text, "SHARD_GRAD_OP")) return 2;  // FSDP's ZeRO-2: gradients and optimizer sharded
+    if (contains(text, "NO_SHARD")) return 0;       // FSDP as plain DDP
+    // HYBRID_SHARD (sharded inside a node, replicated across) is taken as ZeRO-3 over every rank,
+    // which understates its memory: the simulator has no shard group smaller than data parallelism.
+    if (contains(text, "FSDP") || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD")) return 3;
+    // The leftmost stage named: "ZeRO-1", "ZeRO 3", "ZeRO stage 2", "zero_stage: 1", "ZeRO3".
+    static const std::regex stage(R"(\bzero[\s_-]*(?:stage[\s_:=-]*)?([0-3])\b)", std::regex::icase);
+    std::smatch m;
+    if (std::regex_search(text, m, stage)) return std::stoi(m[1]);
+    // Megatron's distributed optimizer (--use-distributed-optimizer; NeMo's mcore_distributed_optim
+    // and distributed_fused_adam) shards the optimizer state: ZeRO-1.
+    for (const char* name : {"distributed optim", "distributed-optim", "distributed_optim", "distributed_fused_adam"})
+        if (contains(text, name)) return 1;
+    return std::nullopt;
+}
+
+namespace {
+
 // FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).
 constexpr int kFlashAttentionDate = 20220527;
 
@@ -333,11 +356,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R3
     const std::string zero = text_of(row, "zero_or_fsdp");
-    if (contains(zero, "SHARD_GRAD_OP")) p.zero_stage = 2;  // FSDP's ZeRO-2: gradients and optimizer sharded
-    else if (contains(zero, "NO_SHARD")) p.zero_stage = 0;  // FSDP as plain DDP
-    else if (contains(zero, "FSDP") || contains(zero, "FULL_SHARD") || contains(zero, "ZeRO-3")) p.zero_stage = 3;
-    else if (contains(zero, "ZeRO-2")) p.zero_stage = 2;
-    else if (contains(zero, "ZeRO-1")) p.zero_stage = 1;
+    if (const std::optional<int> stage = stated_zero_stage(zero)) p.zero_stage = *stage;
     else if (zero.empty() && contains(stated, "--overlap-param-gather")) {
         p.zero_stage = 1;
         assume("ZeRO-1 (--overlap-param-gather needs the distributed optimizer)");

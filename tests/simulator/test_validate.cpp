@@ -570,6 +570,28 @@ TEST(Validate, NullBatchComesFromItsTokens) {
     EXPECT_THROW(validation_case(row, "test"), InputError);  // neither: the row says which key
 }
 
+TEST(Validate, ZeroStageIsReadInTheWordsFrameworksUse) {
+    // R3: each framework's own spelling of its sharding.
+    EXPECT_EQ(stated_zero_stage("ZeRO-1 (-z 1)"), 1);
+    EXPECT_EQ(stated_zero_stage("DeepSpeed ZeRO stage 3 with offload off"), 3);
+    EXPECT_EQ(stated_zero_stage("zero_stage: 2"), 2);
+    EXPECT_EQ(stated_zero_stage("ZeRO 1"), 1);
+    EXPECT_EQ(stated_zero_stage("ZeRO3"), 3);
+    EXPECT_EQ(stated_zero_stage("PyTorch FSDP FULL_SHARD (mixed-precision mode DEFAULT)"), 3);
+    EXPECT_EQ(stated_zero_stage("FSDP2, 64 ranks"), 3);
+    EXPECT_EQ(stated_zero_stage("FSDP SHARD_GRAD_OP"), 2);
+    EXPECT_EQ(stated_zero_stage("FSDP NO_SHARD"), 0);
+    EXPECT_EQ(stated_zero_stage("HYBRID_SHARD"), 3);
+    EXPECT_EQ(stated_zero_stage("Megatron distributed optimizer"), 1);
+    EXPECT_EQ(stated_zero_stage("--use-distributed-optimizer"), 1);
+    EXPECT_EQ(stated_zero_stage("NeMo optim distributed_fused_adam"), 1);
+    // The first stage named wins: DeepSpeed's bf16 optimizer is ZeRO-1 under a config stage 0.
+    EXPECT_EQ(stated_zero_stage("ZeRO-1 (BF16_Optimizer; zero_optimization.stage 0)"), 1);
+    EXPECT_EQ(stated_zero_stage("none (Megatron DDP impl 'local')"), std::nullopt);
+    EXPECT_EQ(stated_zero_stage("zero-shot"), std::nullopt);
+    EXPECT_EQ(stated_zero_stage("ZeRO++"), std::nullopt);
+}
+
 TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
     json row = megatron_row();
