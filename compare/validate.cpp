@@ -46,9 +46,12 @@ const std::vector<std::string>& validation_rules() {
         "(--use-distributed-optimizer, NeMo's distributed_fused_adam) = ZeRO-1; \"none\" = 0; null = 0, except "
         "that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) implies ZeRO-1.",
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
-        "or null = none. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
+        "(or no, false, off, \"no activation checkpointing\") or null = none; checkpointing named without a "
+        "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
+        "true) = full. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
         "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full.",
-        "R5 precision: fp16 = fp16, any fp8 = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 = bf16; "
+        "R5 precision: fp16 (float16, half) = fp16, any fp8 = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 "
+        "(bfloat16) = bf16; "
         "otherwise the GPU's own 16-bit format: bf16, or fp16 on a GPU without bf16 (V100).",
         "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
         "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
@@ -200,6 +203,22 @@ std::optional<int> stated_zero_stage(const std::string& text) {
     for (const char* name : {"distributed optim", "distributed-optim", "distributed_optim", "distributed_fused_adam"})
         if (contains(text, name)) return 1;
     return std::nullopt;
+}
+
+// R4: the recompute an activation_recompute text names.
+std::optional<Recompute> stated_recompute(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    if (contains(text, "full")) return Recompute::full;
+    if (contains(text, "selective")) return Recompute::selective;
+    static const std::regex negated(R"(^\s*(none|no|false|off|disabled|0)\b|\bno (activation|recompute|checkpoint)|without)",
+                                    std::regex::icase);
+    if (std::regex_search(text, negated)) return Recompute::none;
+    // Checkpointing named without a granularity: Megatron's --checkpoint-activations and its
+    // --recompute-method uniform/block re-run whole layers, as DeepSpeed's and FSDP's wrappers do.
+    static const std::regex whole(R"(checkpoint|recompute|recomputation|\buniform\b|\bblock\b|^\s*(true|yes|on)\b)",
+                                  std::regex::icase);
+    if (std::regex_search(text, whole)) return Recompute::full;
+    return Recompute::none;
 }
 
 namespace {
@@ -370,11 +389,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R4
     const std::string rc = text_of(row, "activation_recompute");
-    if (contains(rc, "full")) p.recompute = Recompute::full;
-    else if (contains(rc, "selective")) {
-        p.recompute = Recompute::selective;
-        c.half_recompute = fw->half_forward_selective;
-    } else p.recompute = Recompute::none;
+    p.recompute = stated_recompute(rc).value_or(Recompute::none);
+    if (p.recompute == Recompute::selective) c.half_recompute = fw->half_forward_selective;
     if (rc.empty()) assume("no recompute");
     c.unstated.recompute = rc.empty();
 
@@ -385,8 +401,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // R5
     const std::string prec = text_of(row, "precision");
     if (contains(prec, "fp8")) p.precision = Precision::fp8;
-    else if (contains(prec, "fp16")) p.precision = Precision::fp16;
-    else if (contains(prec, "bf16")) p.precision = Precision::bf16;
+    else if (contains(prec, "bf16") || contains(prec, "bfloat16")) p.precision = Precision::bf16;
+    else if (contains(prec, "fp16") || contains(prec, "float16") || contains(prec, "half")) p.precision = Precision::fp16;
     else {
         p.precision = default_precision(c.cluster.gpu);
         assume(to_string(p.precision));

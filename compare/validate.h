@@ -84,6 +84,8 @@ ValidationCase validation_case(const json& row, const std::string& origin);
 // R3: the ZeRO stage a zero_or_fsdp text names ("ZeRO-1", "ZeRO stage 3", FSDP's sharding
 // strategies, Megatron's distributed optimizer), or nullopt when it names none.
 std::optional<int> stated_zero_stage(const std::string& text);
+// R4: the recompute an activation_recompute text names (nullopt for an empty one).
+std::optional<Recompute> stated_recompute(const std::string& text);
 // `profile`, when given, replaces every cluster's profile (see simulator/hardware_efficiency.h),
 // e.g. one written by `tessel calibrate`.
 ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt);

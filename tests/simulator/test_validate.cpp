@@ -592,6 +592,35 @@ TEST(Validate, ZeroStageIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(stated_zero_stage("ZeRO++"), std::nullopt);
 }
 
+TEST(Validate, RecomputeIsReadInTheWordsFrameworksUse) {
+    // R4: granularity where named; checkpointing without one re-runs whole layers.
+    EXPECT_EQ(stated_recompute("full (--activations-checkpoint-method uniform, 1 layer/chunk)"), Recompute::full);
+    EXPECT_EQ(stated_recompute("selective (attention core only)"), Recompute::selective);
+    EXPECT_EQ(stated_recompute("--checkpoint-activations"), Recompute::full);
+    EXPECT_EQ(stated_recompute("activation checkpointing"), Recompute::full);
+    EXPECT_EQ(stated_recompute("--recompute-method block"), Recompute::full);
+    EXPECT_EQ(stated_recompute("true"), Recompute::full);
+    EXPECT_EQ(stated_recompute("none (-r 0)"), Recompute::none);
+    EXPECT_EQ(stated_recompute("no activation checkpointing"), Recompute::none);
+    EXPECT_EQ(stated_recompute("false"), Recompute::none);
+    EXPECT_EQ(stated_recompute("trained without recomputation"), Recompute::none);
+    EXPECT_EQ(stated_recompute(""), std::nullopt);
+}
+
+TEST(Validate, PrecisionIsReadInTheWordsFrameworksUse) {
+    // R5: PyTorch's dtype names as well as the short ones.
+    json row = megatron_row();
+    auto precision = [&](const char* text) {
+        row["precision"] = text;
+        return validation_case(row, "test").plan.precision;
+    };
+    EXPECT_EQ(precision("bfloat16"), Precision::bf16);
+    EXPECT_EQ(precision("bf16-mixed"), Precision::bf16);
+    EXPECT_EQ(precision("torch.float16 (apex O2)"), Precision::fp16);
+    EXPECT_EQ(precision("half precision"), Precision::fp16);
+    EXPECT_EQ(precision("fp8 (Transformer Engine, hybrid)"), Precision::fp8);
+}
+
 TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
     json row = megatron_row();
