@@ -56,7 +56,9 @@ const std::vector<std::string>& validation_rules() {
         "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
         "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
         "along the sequence.",
-        "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap) and its "
+        "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap, "
+        "--overlap-p2p-communication, or their configuration keys with a value: overlap_grad_reduce/overlap_grad_sync, "
+        "overlap_param_gather/overlap_param_sync, tp_comm_overlap/ub_tp_comm_overlap, overlap_p2p_comm = true/false) and its "
         "DDP implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP, llm.c and "
         "torchtitan reduce during the backward by design; Megatron's default is not to, and DeepSpeed's pipeline "
         "engine reduces after the last microbatch; FSDP's SHARD_GRAD_OP gathers the weights layer by layer in "
@@ -66,7 +68,8 @@ const std::vector<std::string>& validation_rules() {
         "R8 gradient precision on the wire: fp32 where the framework's documented default is fp32 for 16-bit "
         "training (Megatron-LM and DeepSpeed with bf16, and fp8, whose weights are bf16; FSDP mixed precision DEFAULT / amp_*; torchtitan's "
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c, and a row naming "
-        "Megatron-Core's DistributedDataParallelConfig grad_reduce_in_fp32 false, as NeMo's fp8 recipes set it).",
+        "Megatron-Core's DistributedDataParallelConfig grad_reduce_in_fp32 false, as NeMo's fp8 recipes set it); a row "
+        "naming grad_reduce_in_fp32 or accumulate_allreduce_grads_in_fp32 true reduces in fp32.",
         "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
         "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, B200 -> dgx-b200, GB200 -> gb200-nvl72), with the row's gpus_per_node (for a GB200 NVL72 rack, the GPUs a run takes of its NVLink domain) and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
@@ -204,6 +207,22 @@ std::optional<int> stated_zero_stage(const std::string& text) {
         if (contains(text, name)) return 1;
     return std::nullopt;
 }
+
+namespace {
+// A setting a row's text names: its command-line flag (true), or a configuration key followed by a
+// value ("tp_comm_overlap=False", "overlap_grad_sync: true", "grad_reduce_in_fp32 false"). The flag
+// wins; nullopt when neither is named.
+std::optional<bool> named_setting(const std::string& text, const char* flag, std::initializer_list<const char*> keys) {
+    if (flag && contains(text, flag)) return true;
+    for (const char* key : keys) {
+        const std::regex setting(std::string(R"((?:^|[^A-Za-z0-9_]))") + key + R"(\s*[:=]?\s*(true|false)\b)",
+                                 std::regex::icase);
+        std::smatch m;
+        if (std::regex_search(text, m, setting)) return lowercase(m[1].str()) == "true";
+    }
+    return std::nullopt;
+}
+}  // namespace
 
 // R4: the recompute an activation_recompute text names.
 std::optional<Recompute> stated_recompute(const std::string& text) {
@@ -409,7 +428,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     }
 
     // R6
-    const bool tp_overlap = contains(stated, "--tp-comm-overlap");
+    const bool tp_overlap = named_setting(stated, "--tp-comm-overlap", {"tp_comm_overlap", "ub_tp_comm_overlap"}).value_or(false);
     if (row.contains("sequence_parallel") && row["sequence_parallel"].is_boolean())
         p.sequence_parallel = row["sequence_parallel"].get<bool>();
     else {
@@ -422,17 +441,20 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     SimulateOptions& o = c.options;
     o = stack_defaults(*fw, p.precision);  // R8's and R12's defaults too; what the row states follows
     o.tp_comm_overlap = tp_overlap;
-    if (contains(stated, "--overlap-grad-reduce") || contains(zero, "'torch'")) o.overlap_grad_reduce = true;
+    if (auto v = named_setting(stated, "--overlap-grad-reduce", {"overlap_grad_reduce", "overlap_grad_sync"})) o.overlap_grad_reduce = *v;
+    if (contains(zero, "'torch'")) o.overlap_grad_reduce = true;
     if (contains(zero, "'local'")) o.overlap_grad_reduce = false;
-    c.stated_param_gather_overlap = o.overlap_param_gather || contains(stated, "--overlap-param-gather");
+    c.stated_param_gather_overlap =
+        named_setting(stated, "--overlap-param-gather", {"overlap_param_gather", "overlap_param_sync"}).value_or(o.overlap_param_gather);
     o.overlap_param_gather = c.stated_param_gather_overlap || p.zero_stage >= 3;
-    o.overlap_p2p_comm = contains(stated, "--overlap-p2p-communication");
+    o.overlap_p2p_comm = named_setting(stated, "--overlap-p2p-communication", {"overlap_p2p_comm"}).value_or(false);
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
 
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;
-    if (contains(stated, "mode PURE") || contains(stated, "grad_reduce_in_fp32 false")) o.grad_reduce_in_fp32 = false;
-    else if (contains(stated, "mode DEFAULT") || contains(prec, "amp")) o.grad_reduce_in_fp32 = sixteen_bit;
+    const auto fp32_reduce = named_setting(stated, nullptr, {"grad_reduce_in_fp32", "accumulate_allreduce_grads_in_fp32"});
+    if (contains(stated, "mode PURE") || fp32_reduce == false) o.grad_reduce_in_fp32 = false;
+    else if (contains(stated, "mode DEFAULT") || contains(prec, "amp") || fp32_reduce == true) o.grad_reduce_in_fp32 = sixteen_bit;
     // Otherwise the framework's default (stack_defaults): fp8 runs keep bf16 weights and gradients
     // (R5: only the GEMMs run in fp8), so they take its bf16 default.
 
@@ -455,7 +477,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
     o.fused_elementwise = o.fused_elementwise || contains(stated, "torch.compile");
     if (contains(stated, "no dropout")) o.model_dropout = false;  // R1: the row's own statement
-    if (contains(stated, "--cross-entropy-loss-fusion")) o.fused_cross_entropy = true;
+    if (auto v = named_setting(stated, "--cross-entropy-loss-fusion", {"cross_entropy_loss_fusion"})) o.fused_cross_entropy = *v;
     // An eager RMSNorm only where the row names it (torchtitan's norm_type "rmsnorm"); compiled
     // blocks fuse it. Unnamed: one kernel (Megatron, Transformer Engine, torch.compile, and the
     // Triton fused_rmsnorm that torchtitan's April 2024 Llama 8B/13B configurations set).
@@ -466,6 +488,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         o.gradient_accumulation_fusion = false;
         assume(fmt::format("unfused gradient accumulation (source dated {})", date));
     }
+    if (auto v = named_setting(stated, nullptr, {"gradient_accumulation_fusion"})) o.gradient_accumulation_fusion = *v;
     if (contains(stated, "--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = false;
 
     validate_plan(p, m, num_gpus, origin + ": " + where);

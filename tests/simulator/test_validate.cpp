@@ -621,6 +621,28 @@ TEST(Validate, PrecisionIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(precision("fp8 (Transformer Engine, hybrid)"), Precision::fp8);
 }
 
+TEST(Validate, SettingsAreReadAsFlagsOrConfigurationKeys) {
+    // R7, R8, R12, R13: a flag, or a configuration key with its value; a key set false stays off.
+    json row = megatron_row();
+    row["tensor_parallel"] = 2;
+    row["throughput_definition"] = "model FLOPs";  // the helper's row names two flags there
+    auto options = [&](const char* text) {
+        row["notes"] = text;
+        return validation_case(row, "test").options;
+    };
+    EXPECT_TRUE(options("--tp-comm-overlap").tp_comm_overlap);
+    EXPECT_TRUE(options("model.ub_tp_comm_overlap=True").tp_comm_overlap);
+    EXPECT_FALSE(options("MegatronCommOverlapCallback tp_comm_overlap=False").tp_comm_overlap);
+    EXPECT_TRUE(options("ddp: overlap_grad_reduce: true").overlap_grad_reduce);
+    EXPECT_TRUE(options("optim.overlap_param_sync true").overlap_param_gather);
+    EXPECT_TRUE(options("overlap_p2p_comm: True").overlap_p2p_comm);
+    EXPECT_FALSE(options("grad_reduce_in_fp32: false").grad_reduce_in_fp32);
+    EXPECT_TRUE(options("cross_entropy_loss_fusion=true").fused_cross_entropy);
+    EXPECT_FALSE(options("gradient_accumulation_fusion: False").gradient_accumulation_fusion);
+    // A key named without a value says nothing.
+    EXPECT_FALSE(options("see overlap_p2p_comm in the recipe").overlap_p2p_comm);
+}
+
 TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
     json row = megatron_row();
