@@ -17,6 +17,12 @@ constexpr double kGbpsToGBps = 1.0 / 8.0;
 const std::string kRate = R"((\d+(?:\.\d+)?)\s*(?:[Gg](?:bps|bit/s|bit\b)|Gb/s|Gb\b))";
 }  // namespace
 
+int largest_divisor_within(long long n, int limit) {
+    for (int d = std::max(1, limit); d > 1; --d)
+        if (n % d == 0) return d;
+    return 1;
+}
+
 const char* cluster_preset_for_gpu(const std::string& gpu) {
     // A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s (published_cluster sets it).
     const bool a100 = has(gpu, "a100") || has(gpu, "a800");
@@ -93,6 +99,11 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;
     if (stated.power_limit_W > 0) c.gpu.power_limit_W = stated.power_limit_W;
+    // A run whose GPU count does not fill whole nodes and that states no node size took the same
+    // number of each node: the largest that divides its count (64 of an NVL72 rack for 128 or 2496
+    // GPUs).
+    if (gpus_per_node <= 0 && num_gpus > c.gpus_per_node && num_gpus % c.gpus_per_node != 0)
+        gpus_per_node = largest_divisor_within(num_gpus, c.gpus_per_node);
     if (gpus_per_node > 0) c = with_gpus_per_node(c, gpus_per_node, origin + ": " + where + ".gpus_per_node");
     if (auto net = parse_interconnect(interconnect, c.inter_node.nics_per_node)) {
         c.inter_node.nics_per_node = net->nics_per_node;

@@ -36,8 +36,14 @@ struct NodeNetwork {
 };
 std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics);
 
+// The largest d <= limit that divides n (1 at least): the GPUs a run took of each node when its
+// count does not fill whole nodes.
+int largest_divisor_within(long long n, int limit);
+
 // The preset for gpu_type with the figures it states (parse_gpu_figures), the row's
-// gpus_per_node (when positive) and interconnect, resized to num_gpus. InputError naming `where`.gpu_type when no preset matches.
+// gpus_per_node (when positive; else, where num_gpus does not fill whole nodes, the largest node
+// share that divides it) and interconnect, resized to num_gpus. InputError naming `where`.gpu_type
+// when no preset matches.
 ClusterSpec published_cluster(const std::string& gpu_type, const std::string& interconnect, int gpus_per_node,
                               long long num_gpus, const std::string& origin, const std::string& where);
 

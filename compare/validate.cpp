@@ -73,7 +73,8 @@ const std::vector<std::string>& validation_rules() {
         "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
         "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, B200 -> dgx-b200, GB200 -> gb200-nvl72), with the row's gpus_per_node (for a GB200 NVL72 rack, the GPUs a run takes of its NVLink domain) and the node network its "
         "interconnect states (NIC count and rate, a whole-node figure, or the port rate of HDR/NDR/EDR InfiniBand or "
-        "Omni-Path) in place of the preset's, resized to the row's GPU count. A memory size (\"96GB\"), HBM "
+        "Omni-Path) in place of the preset's, resized to the row's GPU count (a count that fills no whole number of the "
+        "preset's nodes, with gpus_per_node null, takes the largest share of each node that divides it). A memory size (\"96GB\"), HBM "
         "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "
         "the TDP lowers the compute ceilings by (cap/TDP)^(1/3).",
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
@@ -416,6 +417,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // R9 (R5's default depends on the GPU)
     c.cluster = published_cluster(text_of(row, "gpu_type"), text_of(row, "interconnect"),
                                   count("gpus_per_node").value_or(0), num_gpus, origin, where);
+    if (!count("gpus_per_node") && c.cluster.num_nodes > 1 && c.cluster.gpus_per_node < load_cluster(
+            cluster_preset_for_gpu(text_of(row, "gpu_type"))).gpus_per_node)
+        assume(fmt::format("{} GPUs per node ({} does not fill whole nodes)", c.cluster.gpus_per_node, num_gpus));
 
     // R5
     const std::string prec = text_of(row, "precision");

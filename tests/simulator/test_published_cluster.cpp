@@ -93,6 +93,17 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_EQ(nvl.inter_node.nics_per_node, 64);
     EXPECT_EQ(published_cluster("B200", "", 4, 32, "runs.json", "row 'x'").inter_node.nics_per_node, 4);
     EXPECT_EQ(published_cluster("V100", "", 8, 32, "runs.json", "row 'x'").inter_node.nics_per_node, 8);
+    // A count that fills no whole number of nodes, with no node size stated: the same share of each
+    // node, the largest that divides the count. 128 and 2496 GB200s (39 x 64) run 64 per rack; 12
+    // A100s run 6 in each of two DGX nodes.
+    for (long long gpus : {128LL, 2496LL}) {
+        const ClusterSpec racks = published_cluster("GB200", "", 0, gpus, "runs.json", "row 'x'");
+        EXPECT_EQ(racks.gpus_per_node, 64) << gpus;
+        EXPECT_EQ(racks.num_gpus(), gpus);
+    }
+    EXPECT_EQ(published_cluster("A100-SXM4-80GB", "", 0, 12, "runs.json", "row 'x'").gpus_per_node, 6);
+    EXPECT_EQ(published_cluster("A100-SXM4-80GB", "", 0, 4, "runs.json", "row 'x'").gpus_per_node, 4);  // one node
+    EXPECT_EQ(largest_divisor_within(97, 8), 1);  // a prime count: one GPU per node
     try {
         published_cluster("MI300X", "", 8, 8, "runs.json", "row 'x'");
         FAIL() << "a GPU without a preset is an input error";

@@ -643,6 +643,19 @@ TEST(Validate, SettingsAreReadAsFlagsOrConfigurationKeys) {
     EXPECT_FALSE(options("see overlap_p2p_comm in the recipe").overlap_p2p_comm);
 }
 
+TEST(Validate, ARunThatFillsNoWholeNodesSaysWhatShareItTook) {
+    // R9: 128 GB200s of 72-GPU racks, no node size stated: 64 of each of two racks, said so.
+    json row = megatron_row();
+    row["gpu_type"] = "GB200";
+    row["num_gpus"] = 128;
+    const ValidationCase c = validation_case(row, "test");
+    EXPECT_EQ(c.cluster.gpus_per_node, 64);
+    EXPECT_EQ(c.plan.dp, 64);
+    bool said = false;
+    for (const auto& a : c.assumptions) said = said || a.find("64 GPUs per node") != std::string::npos;
+    EXPECT_TRUE(said);
+}
+
 TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
     json row = megatron_row();
