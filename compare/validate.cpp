@@ -40,7 +40,8 @@ const std::vector<std::string>& validation_rules() {
         "(--make-vocab-size-divisible-by 128) and llm.c does (50304).",
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
         "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default); null global_batch_size = "
-        "global_batch_tokens / seq_length.",
+        "global_batch_tokens / seq_length; a global batch that dp x microbatch does not divide, within 2% of one "
+        "it does, is rounded to that one.",
         "R3 memory sharding: \"ZeRO-k\" (also \"ZeRO k\", \"ZeRO stage k\", zero_stage k) = stage k; FSDP / "
         "FULL_SHARD / HYBRID_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; Megatron's distributed optimizer "
         "(--use-distributed-optimizer, NeMo's distributed_fused_adam) = ZeRO-1; \"none\" = 0; null = 0, except "
@@ -390,6 +391,15 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     else {
         p.global_batch_size = int(std::llround(*get("global_batch_tokens") / m.seq_length));
         assume(fmt::format("batch {} = tokens / sequence", p.global_batch_size));
+    }
+    // A batch the layout does not divide (a paper's rounded count of sequences) within 2% of one
+    // it does: that one, whose per-token figures are the same. Further off, validate_plan refuses it.
+    if (const int unit = p.dp * p.microbatch_size; unit > 0 && p.global_batch_size % unit != 0) {
+        const int rounded = std::max(unit, int(std::lround(double(p.global_batch_size) / unit)) * unit);
+        if (std::abs(rounded - p.global_batch_size) <= 0.02 * p.global_batch_size) {
+            assume(fmt::format("global batch {} rounded to {}, a multiple of dp x microbatch", p.global_batch_size, rounded));
+            p.global_batch_size = rounded;
+        }
     }
     p.seq_length = m.seq_length;
 

@@ -656,6 +656,20 @@ TEST(Validate, ARunThatFillsNoWholeNodesSaysWhatShareItTook) {
     EXPECT_TRUE(said);
 }
 
+TEST(Validate, ABatchTheLayoutNearlyDividesIsRounded) {
+    // R2: GPT-NeoX-20B's paper gives 1538 sequences per step for 12 replicas of microbatch 4
+    // (its configuration: 1536); within 2% the batch is rounded, further off the row is refused.
+    json row = megatron_row();
+    row["num_gpus"] = 96;
+    row["tensor_parallel"] = 2;
+    row["pipeline_parallel"] = 4;
+    row["microbatch_size"] = 4;
+    row["global_batch_size"] = 1538;
+    EXPECT_EQ(validation_case(row, "test").plan.global_batch_size, 1536);
+    row["global_batch_size"] = 70;  // 48 or 96: far from both
+    EXPECT_THROW(validation_case(row, "test"), InputError);
+}
+
 TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
     json row = megatron_row();
