@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes configs/validation/dgxc_benchmarking.json: NVIDIA's DGX Cloud Benchmarking recipes on H100.
+"""Writes configs/validation/dgxc_benchmarking.json: NVIDIA's DGX Cloud Benchmarking recipes on H100
+(and one on GB200).
 
 NVIDIA/dgxc-benchmarking at commit 8f5cbb3799ea8cc031ed2c2cee1cbdbc15b240ad (2025-05-21) publishes,
 per workload, the training step time its recipe measured on DGX H100 systems at 8 to 2048 GPUs
@@ -11,7 +12,9 @@ recipe configuration (the *.yaml files, with the overrides of configure.sh and l
 405B table of that commit is left out: its columns (32 and 96 GPUs for TP 8 x PP 9) do not match
 its layout. Llama 3.1 405B on H100 comes from the later commit 6be5ea0e19 (2025-09-05,
 llama3.1/README.md and launch.sh), whose recipes run NeMo 2.0's performance scripts in container
-25.04.01.
+25.04.01; Nemotron-4 340B on GB200 NVL72 from the same commit (nemotron/README.md and launch.sh,
+container 25.04.00): the weak-scaling table's smallest and largest scale, whose NVLink domains are
+taken as 64 GPUs of each 72-GPU rack (the validator's rule for counts that fill no whole rack).
 
     tools/validation/dgxc_rows.py > configs/validation/dgxc_benchmarking.json
 """
@@ -103,6 +106,27 @@ WORKLOADS = [
         "points": [(128, 32, 4.61, 3.16), (2048, 512, 4.84, 3.49)],
     },
     {
+        "key": "Nemotron4-340B", "file": "nemotron/README.md", "container": "25.04.00",
+        "commit": ("6be5ea0e19c583ee4d445a1cd65a3ff2fcb4e58b", "2025-09-05"),
+        "gpu": ("GB200 (NVL72, 186GB HBM3e)", None),
+        "shape": dict(num_layers=96, hidden_size=18432, num_attention_heads=96, num_kv_heads=8,
+                      ffn_hidden_size=73728, vocab_size=256000, seq_length=4096, activation="squared-relu",
+                      parameters_b=341),
+        "layout": dict(tp=8, pp=4, cp=1, vp=12, mbs=1, sp=True, recompute="none"),
+        "flags": "NeMo 2.0's scripts/performance/llm/pretrain_nemotron4_340b over pretrain_recipe(performance_mode=True) "
+                 "(NVIDIA/NeMo scripts/performance/utils.py set_primary_perf_configs and "
+                 "recommended_model_configs/model_configs_gb200.csv, v2.3.0): " + COMMON +
+                 ", sequence parallel and MegatronCommOverlapCallback tp_comm_overlap=True (--tp-comm-overlap), "
+                 "overlap_p2p_comm with the interleaved pipeline (--overlap-p2p-communication), no activation "
+                 "recompute, GPTConfig cross_entropy_loss_fusion True (--cross-entropy-loss-fusion), the layers "
+                 "captured in CUDA graphs (the simulator charges each kernel its launch gap); layout from "
+                 "nemotron/launch.sh (GB200: TP 8, PP 4, CP 1, VP 12, MBS 1, GBS = GPUs / 4)",
+        "fp8_flags": "; the FP8 runs set grad_reduce_in_fp32 false, so gradients are reduced in bf16",
+        "family": "Nemotron-4 340B (arXiv 2406.11704: rotary, no biases, untied embeddings, no dropout, squared "
+                  "ReLU).",
+        "points": [(128, 32, 2.189, 1.483), (512, 128, 2.229, 1.549)],
+    },
+    {
         "key": "Llama3.1-405B", "file": "llama3.1/README.md", "container": "25.04.01",
         "commit": ("6be5ea0e19c583ee4d445a1cd65a3ff2fcb4e58b", "2025-09-05"),
         "shape": dict(num_layers=126, hidden_size=16384, num_attention_heads=128, num_kv_heads=8,
@@ -127,22 +151,24 @@ WORKLOADS = [
 def row(w, gpus, gbs, precision, step_s):
     commit, date = w.get("commit", (COMMIT, DATE))
     flags = w["flags"] + (w.get("fp8_flags", "") if precision == "fp8" else "")
+    gpu, gpus_per_node = w.get("gpu", (GPU, 8))
     lay = dict(w["layout"])
     cp = lay["cp"] if lay["cp"] is not None else (2 if precision == "bf16" else 1)
     dp = gpus // (lay["tp"] * lay["pp"] * cp)
     shape = w["shape"]
-    name = (f"DGXC NeMo {w['container']} {w['key']} {precision} ({gpus}x H100) "
+    gpu_short = "GB200" if gpu.startswith("GB200") else "H100"
+    name = (f"DGXC NeMo {w['container']} {w['key']} {precision} ({gpus}x {gpu_short}) "
             f"tp{lay['tp']} pp{lay['pp']} cp{cp}" + (f" vp{lay['vp']}" if lay["vp"] else ""))
     return {
         "name": name,
         "source": (f"NVIDIA/dgxc-benchmarking {w['file']} (commit {commit[:10]}, {date}), 'Expected Performance', "
-                   f"{'BF16' if precision == 'bf16' else 'FP8'} table, {gpus}x H100 (GBS={gbs}): training step time "
+                   f"{'BF16' if precision == 'bf16' else 'FP8'} table, {gpus}x {gpu_short} (GBS={gbs}): training step time "
                    f"{step_s} s; container nvcr.io/nvidia/nemo:{w['container']} (NeMo, Megatron-Core with Transformer "
                    f"Engine)"),
         "source_kind": "official benchmark table",
-        "gpu_type": GPU,
+        "gpu_type": gpu,
         "num_gpus": gpus,
-        "gpus_per_node": 8,
+        "gpus_per_node": gpus_per_node,
         "interconnect": None,
         **shape,
         "tensor_parallel": lay["tp"],
