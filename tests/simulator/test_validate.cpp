@@ -1,4 +1,5 @@
 // tessel validate's rules and statistics on hand-made rows.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -196,6 +197,23 @@ TEST(Validate, ReportComparesThePublishedMetric) {
     EXPECT_EQ(md.find("fitted on this same set"), std::string::npos);
     const std::string own = validation_markdown(rep, "configs/validation/published_runs.json", "tessel validate");
     EXPECT_NE(own.find("fitted on this same set"), std::string::npos);
+}
+
+TEST(Validate, ReportGroupsTheErrorsByGpu) {
+    // Two H100 rows and one A100 row: a line per GPU with its count and its mean absolute error.
+    json h100 = megatron_row(), a100 = megatron_row();
+    a100["gpu_type"] = "A100-SXM4-80GB";
+    a100["name"] = "a100 run";
+    json other = h100;
+    other["name"] = "second h100 run";
+    other["tflops_per_gpu"] = 300;
+    const auto rep = validate_runs(json::array({h100, other, a100}), "test");
+    const std::string md = validation_markdown(rep, "test", "tessel validate");
+    ASSERT_NE(md.find("### By GPU"), std::string::npos);
+    const double h100_mape = 50 * (std::abs(rep.rows[0].error) + std::abs(rep.rows[1].error));
+    EXPECT_NE(md.find("| H100-SXM | 2 | "), std::string::npos) << md;
+    EXPECT_NE(md.find(fmt::format("| {:.1f}% |\n", h100_mape)), std::string::npos) << md;
+    EXPECT_NE(md.find("| A100-SXM4-80GB | 1 | "), std::string::npos) << md;
 }
 
 TEST(Validate, JsonRowsCarryTheStepAndItsKernelTime) {
