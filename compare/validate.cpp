@@ -1,6 +1,7 @@
 #include "compare/validate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <atomic>
 #include <exception>
@@ -150,10 +151,23 @@ const SoftwareStack kUnknownStack{};
 
 bool contains(const std::string& text, const std::string& word) { return contains_ignoring_case(text, word); }
 
+// libstdc++'s std::regex matches recursively, a stack frame per character of a run it scans, and
+// overflows the stack on runs of tens of thousands. Published rows' texts run to about a thousand
+// characters: validation_case refuses longer ones, and text_of folds every run of whitespace into
+// one space, so that fields joined into one text cannot make a longer run.
+constexpr std::size_t kMaxRowText = 8192;
+
 std::string text_of(const json& row, const char* key) {
     if (!row.contains(key) || row[key].is_null()) return "";
-    if (row[key].is_string()) return row[key].get<std::string>();
-    return row[key].dump();
+    const std::string raw = row[key].is_string() ? row[key].get<std::string>() : row[key].dump();
+    std::string text;
+    text.reserve(raw.size());
+    for (char ch : raw) {
+        const bool space = std::isspace(static_cast<unsigned char>(ch)) != 0;
+        if (!space) text += ch;
+        else if (text.empty() || text.back() != ' ') text += ' ';
+    }
+    return text;
 }
 
 // The row's number at `key`, or nullopt when absent or null.
@@ -291,7 +305,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     ValidationCase c;
     c.name = text_of(row, "name");
     if (c.name.empty()) throw input_error(origin, "name", "a run name in every row");
-    const std::string where = fmt::format("row '{}'", c.name);
+    const std::string where =
+        c.name.size() <= 80 ? fmt::format("row '{}'", c.name) : fmt::format("row '{}...'", c.name.substr(0, 80));
+    for (auto it = row.begin(); it != row.end(); ++it)
+        if (it->is_string() && it->get_ref<const std::string&>().size() > kMaxRowText)
+            throw input_error(origin, fmt::format("{}.{}", where, it.key()),
+                              fmt::format("a text of at most {} characters", kMaxRowText),
+                              fmt::format("{} characters", it->get_ref<const std::string&>().size()));
     auto get = [&](const char* key) { return number_of(row, key, origin, where); };
     // Counts (GPUs, layers, sizes, degrees) must be whole numbers a plan can hold.
     auto count = [&](const char* key) -> std::optional<int> {

@@ -689,6 +689,28 @@ TEST(Validate, ABatchTheLayoutNearlyDividesIsRounded) {
     EXPECT_THROW(validation_case(row, "test"), InputError);
 }
 
+TEST(Validate, LongTextsAreRefusedOrFoldedNotACrash) {
+    // std::regex recurses per character of a run: a text of 300000 characters overflowed the stack
+    // (a segmentation fault). Texts over 8192 characters are refused, naming the key; whitespace
+    // runs fold to one space, so a setting split by them still reads.
+    json row = megatron_row();
+    row["throughput_definition"] = "model FLOPs";
+    row["notes"] = "tp_comm_overlap" + std::string(5000, ' ') + "true";
+    EXPECT_TRUE(validation_case(row, "test").options.tp_comm_overlap);
+    row["interconnect"] = "8 x" + std::string(300000, ' ') + "200 Gb/s";
+    try {
+        validation_case(row, "runs.json");
+        FAIL() << "a 300000-character text is refused";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("interconnect"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("at most 8192"), std::string::npos) << e.what();
+    }
+    // Nor does the whole file crash: the row is reported as not modelled.
+    const auto rep = validate_runs(json::array({row}), "runs.json");
+    ASSERT_EQ(rep.rows.size(), 1u);
+    EXPECT_FALSE(rep.rows[0].modelable);
+}
+
 TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
     json row = megatron_row();
