@@ -146,6 +146,12 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
         throw input_error(file, "global_batch_size",
                           fmt::format("a multiple of dp*microbatch_size = {}*{}", p.dp, p.microbatch_size),
                           std::to_string(p.global_batch_size));
+    if (p.num_microbatches() > kMaxMicrobatchesPerStep)
+        throw input_error(file, "global_batch_size",
+                          fmt::format("at most {} microbatches per step (global/(dp*microbatch) = {}: a larger "
+                                      "microbatch or more data parallelism takes fewer)",
+                                      kMaxMicrobatchesPerStep, p.num_microbatches()),
+                          std::to_string(p.global_batch_size));
     if (p.schedule == Schedule::interleaved && p.num_microbatches() % p.pp != 0)
         throw input_error(file, "global_batch_size",
                           fmt::format("microbatches per step (global/(dp*microbatch) = {}) a multiple of pp {} for "

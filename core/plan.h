@@ -28,6 +28,11 @@ struct Plan {
     std::string describe() const;  // "tp8 pp8 dp16 zero1 mb1 ..."
 };
 
+// Microbatches a pipeline may run per optimizer step: the simulator lays out every one of them as
+// events, so a global batch of a billion sequences would take minutes and tens of GiB. Published
+// runs use at most a few thousand (BLOOM's reshaped runs: 1024).
+inline constexpr int kMaxMicrobatchesPerStep = 1 << 16;
+
 Plan parse_plan(const json& j, const std::string& file);
 json to_json(const Plan& p);
 // Checks the plan against the model and a world size (0 = do not check the world size); throws

@@ -19,6 +19,7 @@ const char* describe(Rule r) {
                    "first and last chunk";
         case Rule::cp_seq: return "the sequence must be a multiple of 2 x CP";
         case Rule::batch_dp: return "the global batch must be a multiple of DP x microbatch";
+        case Rule::microbatches: return "at most 65536 microbatches per step (global batch / (DP x microbatch))";
         case Rule::interleave_microbatches: return "interleaving needs the microbatches per step to be a multiple of PP";
         case Rule::sp_seq: return "sequence parallelism needs TP > 1 and TP dividing the sequence per CP rank";
         case Rule::positions: return "the sequence must fit the model's learned position table";
@@ -36,6 +37,7 @@ Rule check_rules(const ModelSpec& m, const Plan& p) {
         return Rule::layers_pp;
     if (p.cp > 1 && p.seq_length % (2 * p.cp) != 0) return Rule::cp_seq;
     if (p.global_batch_size % (p.dp * p.microbatch_size) != 0) return Rule::batch_dp;
+    if (p.num_microbatches() > kMaxMicrobatchesPerStep) return Rule::microbatches;
     if (p.virtual_stages > 1 && p.num_microbatches() % p.pp != 0) return Rule::interleave_microbatches;
     if (p.sequence_parallel && (p.tp < 2 || (p.seq_length / p.cp) % p.tp != 0)) return Rule::sp_seq;
     if (m.position_embedding == PositionEmbedding::learned && p.seq_length > m.max_position_embeddings)

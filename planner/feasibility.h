@@ -28,6 +28,7 @@ enum class Rule {
     layers_pp,           // pp x v layers split Megatron cannot express (or more stages than layers)
     cp_seq,              // seq % (2 cp)
     batch_dp,            // global % (dp x microbatch)
+    microbatches,        // more than kMaxMicrobatchesPerStep microbatches per step
     interleave_microbatches,  // interleaving with microbatches % pp != 0
     sp_seq,              // sequence parallel needs tp > 1 and (seq / cp) % tp == 0
     positions,           // learned position table shorter than the sequence

@@ -139,7 +139,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                     Plan probe = plan_of(g, req, 0);
                     // Rules of the (tp, pp, cp) shape first, on its simplest variant.
                     Rule r = check_rules(m, probe);
-                    if (r != Rule::ok && r != Rule::layers_pp && r != Rule::batch_dp) {
+                    if (r != Rule::ok && r != Rule::layers_pp && r != Rule::batch_dp && r != Rule::microbatches) {
                         reject(r, subtree);
                         continue;
                     }

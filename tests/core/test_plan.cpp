@@ -37,6 +37,25 @@ TEST(Plan, RulesNameTheKey) {
     EXPECT_THROW(parse_plan(json::parse(R"({"tp": 0})"), "p"), InputError);
 }
 
+TEST(Plan, MicrobatchesPerStepAreBounded) {
+    // A billion sequences on 8 GPUs would be 125 million microbatches, each laid out as events:
+    // the simulation ran out of 24 GiB. At most 65536 per step; a larger microbatch takes fewer.
+    auto m = load_model("llama3-8b");
+    Plan p;
+    p.dp = 8;
+    p.global_batch_size = 8 * 65536;
+    EXPECT_NO_THROW(validate_plan(p, m, 8, "p.json"));
+    p.global_batch_size = 8 * 65537;
+    try {
+        validate_plan(p, m, 8, "p.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("at most 65536 microbatches"), std::string::npos) << e.what();
+    }
+    p.microbatch_size = 65537;
+    EXPECT_NO_THROW(validate_plan(p, m, 8, "p.json"));
+}
+
 TEST(Plan, UnevenInterleavedChunksShortenOnlyTheEnds) {
     const ModelSpec m = load_model("llama3-405b");  // 126 layers
     Plan p = tessel::testing::make_plan(8, 16, 1, 1, 1, 32, 8192, 2);
