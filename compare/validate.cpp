@@ -326,6 +326,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         if (!v) throw input_error(origin, fmt::format("{}.{}", where, key), "a number (this field has no default)", "null");
         return *v;
     };
+    // The bounds a model file has (core/model_spec.cpp): a billion layers would be simulated one by
+    // one, in minutes and tens of GiB.
+    for (const auto& [key, most] : {std::pair{"num_layers", 100000}, std::pair{"hidden_size", 1 << 22},
+                                    std::pair{"num_attention_heads", 1 << 16}, std::pair{"num_kv_heads", 1 << 16},
+                                    std::pair{"ffn_hidden_size", 1 << 24}, std::pair{"seq_length", 1 << 24}})
+        if (auto v = count(key); v && *v > most)
+            throw input_error(origin, fmt::format("{}.{}", where, key), fmt::format("at most {}", most), std::to_string(*v));
     const std::string source = text_of(row, "source");
     const SoftwareStack* fw = &kUnknownStack;
     for (const auto& k : kKnownStacks)

@@ -711,6 +711,19 @@ TEST(Validate, LongTextsAreRefusedOrFoldedNotACrash) {
     EXPECT_FALSE(rep.rows[0].modelable);
 }
 
+TEST(Validate, ModelSizesHaveAModelFilesBounds) {
+    // A billion layers took 48 s and 16 GiB to simulate; a row is held to a model file's bounds.
+    json row = megatron_row();
+    row["num_layers"] = 1000000000;
+    try {
+        validation_case(row, "runs.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("num_layers"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("at most 100000"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     // R11 (FlashAttention: arXiv 2205.14135, May 2022): which attention kernel the date implies.
     json row = megatron_row();
