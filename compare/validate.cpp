@@ -326,6 +326,14 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         if (!v) throw input_error(origin, fmt::format("{}.{}", where, key), "a number (this field has no default)", "null");
         return *v;
     };
+    // Sizes and degrees divide one another: zero is no value for them (an integer division by it
+    // stopped the program).
+    for (const char* key : {"num_gpus", "num_layers", "hidden_size", "num_attention_heads", "num_kv_heads",
+                            "ffn_hidden_size", "vocab_size", "seq_length", "tensor_parallel", "pipeline_parallel",
+                            "data_parallel", "context_parallel", "virtual_pipeline", "microbatch_size",
+                            "global_batch_size", "global_batch_tokens", "gpus_per_node"})
+        if (auto v = count(key); v && *v < 1)  // count first: a negative or fractional one is no whole number
+            throw input_error(origin, fmt::format("{}.{}", where, key), "at least 1, or null", fmt::format("{}", *v));
     // The bounds a model file has (core/model_spec.cpp): a billion layers would be simulated one by
     // one, in minutes and tens of GiB.
     for (const auto& [key, most] : {std::pair{"num_layers", 100000}, std::pair{"hidden_size", 1 << 22},

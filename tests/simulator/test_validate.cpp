@@ -711,6 +711,26 @@ TEST(Validate, LongTextsAreRefusedOrFoldedNotACrash) {
     EXPECT_FALSE(rep.rows[0].modelable);
 }
 
+TEST(Validate, ZeroSizesAndDegreesAreRefusedNotADivisionByZero) {
+    // A zero tensor-parallel degree, microbatch, KV-head count or virtual stage count stopped the
+    // program with SIGFPE; a zero global batch aborted the whole file. Each is now the row's error.
+    for (const char* key : {"tensor_parallel", "microbatch_size", "num_kv_heads", "virtual_pipeline", "global_batch_size"}) {
+        json row = megatron_row();
+        row[key] = 0;
+        try {
+            validation_case(row, "runs.json");
+            FAIL() << key;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("at least 1"), std::string::npos) << e.what();
+        }
+        const auto rep = validate_runs(json::array({row, megatron_row()}), "runs.json");
+        ASSERT_EQ(rep.rows.size(), 2u);
+        EXPECT_FALSE(rep.rows[0].modelable) << key;
+        EXPECT_TRUE(rep.rows[1].modelable) << key;
+    }
+}
+
 TEST(Validate, ModelSizesHaveAModelFilesBounds) {
     // A billion layers took 48 s and 16 GiB to simulate; a row is held to a model file's bounds.
     json row = megatron_row();
