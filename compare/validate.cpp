@@ -334,11 +334,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
                             "global_batch_size", "global_batch_tokens", "gpus_per_node"})
         if (auto v = count(key); v && *v < 1)  // count first: a negative or fractional one is no whole number
             throw input_error(origin, fmt::format("{}.{}", where, key), "at least 1, or null", fmt::format("{}", *v));
-    // The bounds a model file has (core/model_spec.cpp): a billion layers would be simulated one by
-    // one, in minutes and tens of GiB.
-    for (const auto& [key, most] : {std::pair{"num_layers", 100000}, std::pair{"hidden_size", 1 << 22},
-                                    std::pair{"num_attention_heads", 1 << 16}, std::pair{"num_kv_heads", 1 << 16},
-                                    std::pair{"ffn_hidden_size", 1 << 24}, std::pair{"seq_length", 1 << 24}})
+    // A model file's bounds (core/model_spec.h): a billion layers would be simulated one by one, in
+    // minutes and tens of GiB.
+    for (const auto& [key, most] : {std::pair{"num_layers", kMaxNumLayers}, std::pair{"hidden_size", kMaxHiddenSize},
+                                    std::pair{"num_attention_heads", kMaxHeads}, std::pair{"num_kv_heads", kMaxHeads},
+                                    std::pair{"ffn_hidden_size", kMaxFfnHiddenSize}, std::pair{"seq_length", kMaxSeqLength}})
         if (auto v = count(key); v && *v > most)
             throw input_error(origin, fmt::format("{}.{}", where, key), fmt::format("at most {}", most), std::to_string(*v));
     const std::string source = text_of(row, "source");

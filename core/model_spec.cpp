@@ -25,19 +25,19 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     ModelSpec m;
     m.source = "native";
     m.name = r.string("name", std::string("unnamed"));
-    m.num_layers = int(r.integer("num_layers", std::nullopt, 1, 100000));
-    m.hidden_size = int(r.integer("hidden_size", std::nullopt, 1, 1 << 22));
-    m.num_attention_heads = int(r.integer("num_attention_heads", std::nullopt, 1, 1 << 16));
-    m.num_kv_heads = int(r.integer("num_kv_heads", m.num_attention_heads, 1, 1 << 16));
+    m.num_layers = int(r.integer("num_layers", std::nullopt, 1, kMaxNumLayers));
+    m.hidden_size = int(r.integer("hidden_size", std::nullopt, 1, kMaxHiddenSize));
+    m.num_attention_heads = int(r.integer("num_attention_heads", std::nullopt, 1, kMaxHeads));
+    m.num_kv_heads = int(r.integer("num_kv_heads", m.num_attention_heads, 1, kMaxHeads));
     if (!r.has("head_dim") && m.hidden_size % m.num_attention_heads != 0)
         throw input_error(file, "hidden_size",
                           fmt::format("a multiple of num_attention_heads ({}) (or an explicit head_dim)",
                                       m.num_attention_heads),
                           std::to_string(m.hidden_size));
-    m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1, 1 << 16));
-    m.ffn_hidden_size = int(r.integer("ffn_hidden_size", std::int64_t(4) * m.hidden_size, 1, 1 << 24));
+    m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1, kMaxHeads));
+    m.ffn_hidden_size = int(r.integer("ffn_hidden_size", std::int64_t(4) * m.hidden_size, 1, kMaxFfnHiddenSize));
     m.vocab_size = r.integer("vocab_size", std::nullopt, 1, std::int64_t(1) << 32);
-    m.seq_length = int(r.integer("seq_length", 2048, 1, 1 << 24));
+    m.seq_length = int(r.integer("seq_length", 2048, 1, kMaxSeqLength));
     m.activation = r.choice("activation", {"gelu", "swiglu"}, std::string("gelu")) == "gelu" ? Activation::gelu
                                                                                            : Activation::swiglu;
     m.norm = r.choice("norm", {"layernorm", "rmsnorm"}, std::string("layernorm")) == "layernorm" ? Norm::layernorm

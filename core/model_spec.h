@@ -37,6 +37,14 @@ struct ModelSpec {
     int kv_size() const { return num_kv_heads * head_dim; }
 };
 
+// The largest sizes a model file may give (the simulator walks the layers one by one and lays out
+// tensors of these sizes); `tessel validate` holds a published row to them as well.
+inline constexpr int kMaxNumLayers = 100000;
+inline constexpr int kMaxHiddenSize = 1 << 22;
+inline constexpr int kMaxHeads = 1 << 16;
+inline constexpr int kMaxFfnHiddenSize = 1 << 24;
+inline constexpr int kMaxSeqLength = 1 << 24;
+
 // Reads a model from parsed JSON; `file` names it in messages. Detects Hugging Face configs.
 ModelSpec parse_model(const json& j, const std::string& file);
 bool looks_like_huggingface(const json& j);
