@@ -507,23 +507,24 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // Otherwise the framework's default (stack_defaults): fp8 runs keep bf16 weights and gradients
     // (R5: only the GEMMs run in fp8), so they take its bf16 default.
 
+    // The fused attention kernels a row may name (R12), which R11 reads too.
+    const bool names_flash2 = contains(stated, "FlashAttention-2") || contains(stated, "attn_impl: flash");
+    const bool names_cudnn = contains(stated, "cuDNN");
+    const bool names_flash1 = contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention");
+
     // R11
     const int date = latest_date(source);
     o.fused_attention = !(date > 0 && date < kFlashAttentionDate);
     // The row's own statement outranks its date: a run may keep an older stack after a source's date.
-    const bool names_fused_kernel = contains(stated, "FlashAttention-2") || contains(stated, "cuDNN") ||
-                                    contains(stated, "attn_impl: flash") || contains(stated, "attn_impl: triton") ||
-                                    contains(stated, "Triton FlashAttention");
     if (contains(stated, "unfused attention")) o.fused_attention = false;
-    else if (names_fused_kernel) o.fused_attention = true;
+    else if (names_flash2 || names_cudnn || names_flash1) o.fused_attention = true;
     else if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
 
     // R12: the framework's kernels, unless the row names them.
-    if (contains(stated, "FlashAttention-2") || contains(stated, "cuDNN") || contains(stated, "attn_impl: flash"))
-        o.flash_attention_version = 2;
-    if (contains(stated, "FlashAttention-2") || contains(stated, "attn_impl: flash")) o.cudnn_attention = false;
-    if (contains(stated, "cuDNN")) o.cudnn_attention = true;
-    if (contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention")) o.flash_attention_version = 1;
+    if (names_flash2 || names_cudnn) o.flash_attention_version = 2;
+    if (names_flash2) o.cudnn_attention = false;
+    if (names_cudnn) o.cudnn_attention = true;
+    if (names_flash1) o.flash_attention_version = 1;
     o.fused_elementwise = o.fused_elementwise || contains(stated, "torch.compile");
     if (contains(stated, "no dropout")) o.model_dropout = false;  // R1: the row's own statement
     if (auto v = named_setting(stated, "--cross-entropy-loss-fusion", {"cross_entropy_loss_fusion"})) o.fused_cross_entropy = *v;
