@@ -83,7 +83,8 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
 }
 
 ClusterSpec published_cluster(const std::string& gpu_type, const std::string& interconnect, int gpus_per_node,
-                              long long num_gpus, const std::string& origin, const std::string& where) {
+                              long long num_gpus, const std::string& origin, const std::string& where,
+                              int* inferred_gpus_per_node) {
     const char* preset = cluster_preset_for_gpu(gpu_type);
     if (!preset)
         throw input_error(origin, where + ".gpu_type", "a V100, A100, A800, H100, H800, H200, B200 or GB200 GPU", "\"" + gpu_type + "\"");
@@ -102,8 +103,10 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     // A run whose GPU count does not fill whole nodes and that states no node size took the same
     // number of each node: the largest that divides its count (64 of an NVL72 rack for 128 or 2496
     // GPUs).
-    if (gpus_per_node <= 0 && num_gpus > c.gpus_per_node && num_gpus % c.gpus_per_node != 0)
+    if (gpus_per_node <= 0 && num_gpus > c.gpus_per_node && num_gpus % c.gpus_per_node != 0) {
         gpus_per_node = largest_divisor_within(num_gpus, c.gpus_per_node);
+        if (inferred_gpus_per_node) *inferred_gpus_per_node = gpus_per_node;
+    }
     if (gpus_per_node > 0) c = with_gpus_per_node(c, gpus_per_node, origin + ": " + where + ".gpus_per_node");
     if (auto net = parse_interconnect(interconnect, c.inter_node.nics_per_node)) {
         c.inter_node.nics_per_node = net->nics_per_node;

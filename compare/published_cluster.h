@@ -42,9 +42,10 @@ int largest_divisor_within(long long n, int limit);
 
 // The preset for gpu_type with the figures it states (parse_gpu_figures), the row's
 // gpus_per_node (when positive; else, where num_gpus does not fill whole nodes, the largest node
-// share that divides it) and interconnect, resized to num_gpus. InputError naming `where`.gpu_type
-// when no preset matches.
+// share that divides it, also written to *inferred_gpus_per_node when given) and interconnect,
+// resized to num_gpus. InputError naming `where`.gpu_type when no preset matches.
 ClusterSpec published_cluster(const std::string& gpu_type, const std::string& interconnect, int gpus_per_node,
-                              long long num_gpus, const std::string& origin, const std::string& where);
+                              long long num_gpus, const std::string& origin, const std::string& where,
+                              int* inferred_gpus_per_node = nullptr);
 
 }  // namespace tessel

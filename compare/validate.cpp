@@ -460,11 +460,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     c.unstated.recompute = rc.empty();
 
     // R9 (R5's default depends on the GPU)
+    int inferred_gpus_per_node = 0;
     c.cluster = published_cluster(text_of(row, "gpu_type"), text_of(row, "interconnect"),
-                                  count("gpus_per_node").value_or(0), num_gpus, origin, where);
-    if (!count("gpus_per_node") && c.cluster.num_nodes > 1 && c.cluster.gpus_per_node < load_cluster(
-            cluster_preset_for_gpu(text_of(row, "gpu_type"))).gpus_per_node)
-        assume(fmt::format("{} GPUs per node ({} does not fill whole nodes)", c.cluster.gpus_per_node, num_gpus));
+                                  count("gpus_per_node").value_or(0), num_gpus, origin, where, &inferred_gpus_per_node);
+    if (inferred_gpus_per_node > 0)
+        assume(fmt::format("{} GPUs per node ({} does not fill whole nodes)", inferred_gpus_per_node, num_gpus));
 
     // R5
     const std::string prec = text_of(row, "precision");
