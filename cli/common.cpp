@@ -75,11 +75,6 @@ ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long 
                               std::to_string(*gpus_per_node));
         c = with_gpus_per_node(c, *gpus_per_node);
     }
-    if (gpus && *gpus > c.gpus_per_node && *gpus % c.gpus_per_node != 0)
-        throw input_error("--gpus", "",
-                          fmt::format("a multiple of the {} GPUs per node of cluster '{}' (--gpus-per-node takes fewer of each node)",
-                                      c.gpus_per_node, c.name),
-                          std::to_string(*gpus));
     if (gpus) c = resize_cluster(c, *gpus);
     return c;
 }

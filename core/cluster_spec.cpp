@@ -134,7 +134,10 @@ ClusterSpec resize_cluster(const ClusterSpec& c, long long n, const std::string&
         r.gpus_per_node = int(n);
     } else {
         if (n % c.gpus_per_node != 0)
-            throw input_error(flag, "", fmt::format("a multiple of the {} GPUs per node of cluster '{}'", c.gpus_per_node, c.name),
+            throw input_error(flag, "",
+                              fmt::format("a multiple of the {} GPUs per node of cluster '{}' (--gpus-per-node takes "
+                                          "fewer of each node)",
+                                          c.gpus_per_node, c.name),
                               std::to_string(n));
         r.num_nodes = int(n / c.gpus_per_node);
     }
