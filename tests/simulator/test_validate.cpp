@@ -293,6 +293,35 @@ TEST(Validate, DgxcBenchmarkingRunsAreAllModelled) {
     EXPECT_FALSE(validation_case(runs[n - 1], "test").options.grad_reduce_in_fp32);
 }
 
+TEST(Validate, MegatronBridgePerfRunsAreAllModelled) {
+    // NeMo 25.09's Megatron-Bridge table (dense Llama on H100, B200, GB200): every row loads, and the
+    // recipe's flags reach the options: bf16 gradient reduction, the fused cross entropy, no dropout;
+    // with TP, sequence parallelism and TP overlap; with an interleaved pipeline, overlapped sends;
+    // Megatron-FSDP as ZeRO-3; FP8-CS and MXFP8 both as fp8 (R5).
+    const json runs = load_json("validation", "megatron_bridge_perf");
+    const auto rep = validate_builtin_set(runs, "megatron_bridge_perf");
+    ASSERT_EQ(rep.rows.size(), runs.size());
+    int fsdp_rows = 0;
+    for (const auto& row : runs) {
+        const ValidationCase c = validation_case(row, "test");
+        SCOPED_TRACE(c.name);
+        EXPECT_EQ(c.plan.precision, Precision::fp8);
+        EXPECT_FALSE(c.options.grad_reduce_in_fp32);
+        EXPECT_TRUE(c.options.fused_cross_entropy);
+        EXPECT_FALSE(c.options.model_dropout);
+        EXPECT_TRUE(c.options.overlap_grad_reduce);
+        EXPECT_EQ(c.plan.sequence_parallel, c.plan.tp > 1);
+        EXPECT_EQ(c.options.tp_comm_overlap, c.plan.tp > 1);
+        if (c.plan.virtual_stages > 1) {
+            EXPECT_TRUE(c.options.overlap_p2p_comm);
+        }
+        if (c.plan.zero_stage == 3) ++fsdp_rows;
+        // The table's gradient accumulation (GA) follows from its GBS, MBS and the data-parallel size.
+        EXPECT_EQ(c.plan.world_size(), row["num_gpus"].get<int>());
+    }
+    EXPECT_EQ(fsdp_rows, 1);  // H100 Llama 3 8B, the one FSDP line kept
+}
+
 TEST(Validate, TorchtitanH100RunsAreAllModelled) {
     // torchtitan's H100 tables: every row loads, the interleaved 405B layout too (126 layers over
     // 8 ranks x 2 stages: 7 on the first and last stage, 8 on the 14 between).

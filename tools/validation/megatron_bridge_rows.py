@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Writes configs/validation/megatron_bridge_perf.json: the dense Llama lines of NVIDIA's NeMo 25.09
+performance table (Megatron-Bridge) on DGX-H100, DGX-B200 and GB200 NVL72.
+
+NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md at commit fa0315ae2 (2025-10-10, "update 25.09
+performance summary"; the same figures are kept in docs/performance-summary-archive.md, "25.09 NeMo
+Container") gives tokens/s per GPU for Llama 3 8B, Llama 3 70B and Llama 3.1 405B pretraining on each
+system, with the layout (GBS, MBS, FSDP, TP, PP, CP, VP). The main figure is FP8 with per-tensor
+current scaling (the 25.11 table labels the same lines FP8-CS; its layout is the recipe's fp8_cs entry,
+see below); the figure in parentheses is MXFP8 ("32x32" block scales, Blackwell only), with the layout
+in parentheses where it differs. The flags come from the same commit's performance scripts:
+scripts/performance/configs/llama3/llama3_{8b,70b}_llm_pretrain.yaml and
+llama31/llama31_405b_llm_pretrain.yaml (perf_matrix per GPU and precision: layout, CUDA graphs,
+Megatron-FSDP, recompute, CPU offloading; mixed_precision.grad_reduce_in_fp32 false;
+cross_entropy_fusion_impl "te"), scripts/performance/utils/helpers.py (sequence_parallel = TP > 1;
+the userbuffers TP-overlap configurations for 70B and 405B) and the Llama 3 recipe
+src/megatron/bridge/recipes/llama/llama3.py (distributed optimizer with overlap_grad_reduce and
+overlap_param_gather; CommOverlapConfig(tp_comm_overlap=True), which with an interleaved pipeline
+sets overlap_p2p_comm, src/megatron/bridge/training/comm_overlap.py).
+
+Left out: the GB200 FP8-CS lines of 70B and 405B, whose recipes offload activations of 40 and 95
+layers to the Grace CPU (cpu_offloading_num_layers), which the simulator does not model; every MoE
+line (R14); the 70B line on B200, which the 25.09 table does not print.
+
+    tools/validation/megatron_bridge_rows.py > configs/validation/megatron_bridge_perf.json
+"""
+import json
+
+COMMIT = "fa0315ae2"
+DATE = "2025-10-10"
+
+LLAMA3_8B = dict(num_layers=32, hidden_size=4096, num_attention_heads=32, num_kv_heads=8,
+                 ffn_hidden_size=14336, vocab_size=128256, seq_length=8192, activation="swiglu",
+                 parameters_b=8.0)
+LLAMA3_70B = dict(num_layers=80, hidden_size=8192, num_attention_heads=64, num_kv_heads=8,
+                  ffn_hidden_size=28672, vocab_size=128256, seq_length=8192, activation="swiglu",
+                  parameters_b=70.6)
+LLAMA31_405B = dict(num_layers=126, hidden_size=16384, num_attention_heads=128, num_kv_heads=8,
+                    ffn_hidden_size=53248, vocab_size=128256, seq_length=8192, activation="swiglu",
+                    parameters_b=405)
+
+SYSTEMS = {
+    "H100": ("H100-SXM5-80GB (DGX-H100)", "DGX-H100",
+             "Architecture from the model family's published configuration."),
+    "B200": ("B200 (DGX-B200)", "DGX-B200",
+             "Architecture from the model family's published configuration."),
+    "GB200": ("GB200 (DGX GB200 NVL72, 186GB HBM3e)", "DGX-GB200",
+              "NVL72: 72 GPUs share one NVLink domain per rack; the recipe's num_gpus_per_node 4 is the compute "
+              "tray, and a run of up to 64 GPUs is taken as that many GPUs of one rack's NVLink domain, a larger "
+              "one as 64 of each rack. Architecture from the model family's published configuration."),
+}
+
+COMMON = ("distributed optimizer with overlap_grad_reduce and overlap_param_gather (--overlap-grad-reduce "
+          "--overlap-param-gather), mixed_precision.grad_reduce_in_fp32 false (gradients reduced in bf16), "
+          "no activation recompute, cross_entropy_fusion_impl te (--cross-entropy-loss-fusion), no dropout "
+          "(Llama 3 has none)")
+PIPELINED = (", sequence_parallel (TP > 1) and CommOverlapConfig tp_comm_overlap=True with the userbuffers "
+             "configuration of helpers.py (--tp-comm-overlap), overlap_p2p_comm with the interleaved pipeline "
+             "(--overlap-p2p-communication)")
+GRAPHS = (", the layers captured in CUDA graphs (cuda_graphs true), which the simulator does not model (it "
+          "charges each kernel its launch gap)")
+
+# (model key, shape, system, precision label, gpus, gbs, mbs, fsdp, tp, pp, cp, vp, tokens/s/GPU, extra flags)
+LINES = [
+    ("LLAMA3_8B", LLAMA3_8B, "GB200", "FP8-CS", 8, 128, 2, False, 1, 1, 1, None, 31357, GRAPHS),
+    ("LLAMA3_8B", LLAMA3_8B, "GB200", "MXFP8", 8, 128, 2, False, 1, 1, 1, None, 29925, GRAPHS),
+    ("LLAMA3_70B", LLAMA3_70B, "GB200", "MXFP8", 64, 128, 1, False, 2, 4, 1, 5, 3546, PIPELINED),
+    ("LLAMA3.1_405B", LLAMA31_405B, "GB200", "MXFP8", 128, 64, 1, False, 4, 8, 2, 8, 578, PIPELINED),
+    ("LLAMA3_8B", LLAMA3_8B, "B200", "FP8-CS", 8, 128, 2, False, 1, 1, 1, None, 29994, GRAPHS),
+    ("LLAMA3_8B", LLAMA3_8B, "B200", "MXFP8", 8, 128, 2, False, 1, 1, 1, None, 29388, GRAPHS),
+    ("LLAMA3.1_405B", LLAMA31_405B, "B200", "FP8-CS", 128, 64, 1, False, 4, 8, 2, 8, 664, PIPELINED),
+    ("LLAMA3.1_405B", LLAMA31_405B, "B200", "MXFP8", 128, 64, 1, False, 4, 8, 2, 8, 622, PIPELINED),
+    ("LLAMA3_8B", LLAMA3_8B, "H100", "FP8-CS", 8, 128, 1, True, 1, 1, 1, None, 14079,
+     ", Megatron-FSDP (use_megatron_fsdp, parameters, gradients and optimizer state sharded: ZeRO-3) with NCCL "
+     "user buffers (nccl_ub)"),
+    ("LLAMA3_70B", LLAMA3_70B, "H100", "FP8-CS", 64, 128, 1, False, 4, 8, 1, 5, 1619, PIPELINED),
+    ("LLAMA3.1_405B", LLAMA31_405B, "H100", "FP8-CS", 1024, 512, 1, False, 8, 8, 2, 8, 302, PIPELINED),
+]
+
+YAML = {"LLAMA3_8B": "llama3/llama3_8b_llm_pretrain.yaml", "LLAMA3_70B": "llama3/llama3_70b_llm_pretrain.yaml",
+        "LLAMA3.1_405B": "llama31/llama31_405b_llm_pretrain.yaml"}
+
+
+def row(model, shape, system, label, gpus, gbs, mbs, fsdp, tp, pp, cp, vp, tokens, extra):
+    gpu_type, table, notes = SYSTEMS[system]
+    dp = gpus // (tp * pp * cp)
+    ga = gbs // (dp * mbs)
+    name = (f"Megatron-Bridge 25.09 {model} {label} ({gpus}x {system}) "
+            f"{'fsdp ' if fsdp else ''}tp{tp} pp{pp} cp{cp}" + (f" vp{vp}" if vp else ""))
+    scaling = ("per-tensor current scaling" if label == "FP8-CS" else
+               "MXFP8, 32-element block scales (the figure in parentheses)")
+    return {
+        "name": name,
+        "source": (f"NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md (commit {COMMIT}, {DATE}), '25.09 NeMo "
+                   f"Container', 'Pre-Training Performance', System: {table}, line {model}: {tokens} tokens/s per GPU "
+                   f"({scaling}); flags from the same commit's scripts/performance/configs/{YAML[model]} "
+                   f"(perf_matrix {system.lower()}), scripts/performance/utils/helpers.py and "
+                   f"src/megatron/bridge/recipes/llama/llama3.py (Megatron-Core with Transformer Engine)"),
+        "source_kind": "official benchmark table",
+        "gpu_type": gpu_type,
+        "num_gpus": gpus,
+        "gpus_per_node": min(gpus, 64) if system == "GB200" else 8,
+        "interconnect": None,
+        **shape,
+        "tensor_parallel": tp,
+        "pipeline_parallel": pp,
+        "data_parallel": dp,
+        "context_parallel": cp,
+        "expert_parallel": None,
+        "virtual_pipeline": vp,
+        "sequence_parallel": tp > 1,
+        "zero_or_fsdp": "FSDP (Megatron-FSDP)" if fsdp else "distributed optimizer (ZeRO-1)",
+        "microbatch_size": mbs,
+        "global_batch_size": gbs,
+        "global_batch_tokens": gbs * shape["seq_length"],
+        "activation_recompute": "none",
+        "precision": "fp8",
+        "iteration_time_s": None,
+        "tflops_per_gpu": None,
+        "mfu_percent": None,
+        "hfu_percent": None,
+        "tokens_per_sec_per_gpu": tokens,
+        "memory_gb": None,
+        "throughput_definition": ("Tokens / sec / GPU as the table prints it, from a short run on mock data "
+                                  "(train_iters 25). Options from the recipe: " + COMMON + extra),
+        "derived": {"data_parallel": f"{gpus} / ({tp} x {pp} x {cp})",
+                    "gradient_accumulation": f"{gbs} / ({dp} x {mbs}) = {ga}"},
+        "notes": notes + " Added as an out-of-sample set after the simulator's parameters were fitted.",
+    }
+
+
+print(json.dumps([row(*line) for line in LINES], indent=1, ensure_ascii=False))
