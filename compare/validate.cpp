@@ -52,9 +52,12 @@ const std::vector<std::string>& validation_rules() {
         "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
         "true) = full. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
         "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full.",
-        "R5 precision: fp16 (float16, half) = fp16, any fp8 = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 "
-        "(bfloat16) = bf16; "
-        "otherwise the GPU's own 16-bit format: bf16, or fp16 on a GPU without bf16 (V100).",
+        "R5 precision: the narrowest format the text names: a 4- or 6-bit float (NVFP4, MXFP4) or an integer "
+        "format has no costs here, so the row is listed as not modelled; else any fp8 (MXFP8, FP8-CS, float8, "
+        "e4m3) = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 (bfloat16) = bf16, fp16 (float16, half) = "
+        "fp16; only where none of those is named, TF32 is not modelled and fp32 (float32, single or full "
+        "precision) = fp32; a text naming no format (null, \"mixed\", \"amp\") takes the GPU's own 16-bit "
+        "format: bf16, or fp16 on a GPU without bf16 (V100).",
         "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
         "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
         "along the sequence.",
@@ -254,6 +257,24 @@ std::optional<Recompute> stated_recompute(const std::string& text) {
                                   std::regex::icase);
     if (std::regex_search(text, whole)) return Recompute::full;
     return Recompute::none;
+}
+
+StatedPrecision stated_precision(const std::string& text) {
+    // The GEMMs run in the narrowest format a text names ("bf16 with fp8 GEMMs" is fp8; "fp32 master
+    // weights, bf16 compute" is bf16); TF32 and fp32 count only where no narrower one is named.
+    const auto names = [&](std::initializer_list<const char*> words) {
+        for (const char* w : words)
+            if (contains(text, w)) return std::string(w);
+        return std::string();
+    };
+    StatedPrecision stated;
+    if (std::string w = names({"fp4", "float4", "fp6", "int4", "int8"}); !w.empty()) stated.unmodelled = w;
+    else if (!names({"fp8", "float8", "e4m3"}).empty()) stated.format = Precision::fp8;
+    else if (!names({"bf16", "bfloat16"}).empty()) stated.format = Precision::bf16;
+    else if (!names({"fp16", "float16", "half"}).empty()) stated.format = Precision::fp16;
+    else if (!names({"tf32"}).empty()) stated.unmodelled = "tf32";
+    else if (!names({"fp32", "float32", "single precision", "full precision"}).empty()) stated.format = Precision::fp32;
+    return stated;
 }
 
 namespace {
@@ -468,9 +489,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R5
     const std::string prec = text_of(row, "precision");
-    if (contains(prec, "fp8")) p.precision = Precision::fp8;
-    else if (contains(prec, "bf16") || contains(prec, "bfloat16")) p.precision = Precision::bf16;
-    else if (contains(prec, "fp16") || contains(prec, "float16") || contains(prec, "half")) p.precision = Precision::fp16;
+    const StatedPrecision stated_format = stated_precision(prec);
+    // A stand-in format would predict another run, so such a row is reported, not predicted (as R14).
+    if (!stated_format.unmodelled.empty())
+        throw input_error(origin, where + ".precision",
+                          fmt::format("fp32, bf16, fp16 or fp8 (training in {} is not modelled)", stated_format.unmodelled),
+                          "\"" + prec + "\"");
+    if (stated_format.format) p.precision = *stated_format.format;
     else {
         p.precision = default_precision(c.cluster.gpu);
         assume(to_string(p.precision));

@@ -86,6 +86,15 @@ ValidationCase validation_case(const json& row, const std::string& origin);
 std::optional<int> stated_zero_stage(const std::string& text);
 // R4: the recompute an activation_recompute text names (nullopt for an empty one).
 std::optional<Recompute> stated_recompute(const std::string& text);
+// R5: the GEMMs' number format a precision text names ("amp_bf16", "torch.float16", "MXFP8", "fp32").
+// `format` is the simulator's precision, or nullopt when the text names none; `unmodelled` is the
+// name of a format the simulator has no costs for (4- and 6-bit floats, integers, TF32 alone) when
+// the text names one, else empty.
+struct StatedPrecision {
+    std::optional<Precision> format;
+    std::string unmodelled;
+};
+StatedPrecision stated_precision(const std::string& text);
 // `profile`, when given, replaces every cluster's profile (see simulator/hardware_efficiency.h),
 // e.g. one written by `tessel calibrate`.
 ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt);

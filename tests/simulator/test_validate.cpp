@@ -667,6 +667,35 @@ TEST(Validate, PrecisionIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(precision("torch.float16 (apex O2)"), Precision::fp16);
     EXPECT_EQ(precision("half precision"), Precision::fp16);
     EXPECT_EQ(precision("fp8 (Transformer Engine, hybrid)"), Precision::fp8);
+    // The GEMMs' format is the narrowest one named; NeMo's table names its FP8 recipes.
+    EXPECT_EQ(precision("MXFP8"), Precision::fp8);
+    EXPECT_EQ(precision("FP8-CS"), Precision::fp8);
+    EXPECT_EQ(precision("bf16 with fp8 GEMMs"), Precision::fp8);
+    EXPECT_EQ(precision("fp32 master weights, bf16 compute"), Precision::bf16);
+    // fp32 training is fp32 (it used to fall to the GPU's 16-bit default).
+    EXPECT_EQ(precision("fp32"), Precision::fp32);
+    EXPECT_EQ(precision("torch.float32"), Precision::fp32);
+}
+
+TEST(Validate, FormatsWithoutCostsAreNotModelled) {
+    // R5: 4-bit, integer and TF32 training have no cost model; a stand-in format would predict
+    // another run, so the row is listed with the reason, and the file's other rows still run.
+    EXPECT_EQ(stated_precision("NVFP4").unmodelled, "fp4");
+    EXPECT_EQ(stated_precision("MXFP4 (bf16 elsewhere)").unmodelled, "fp4");
+    EXPECT_EQ(stated_precision("int8").unmodelled, "int8");
+    EXPECT_EQ(stated_precision("tf32").unmodelled, "tf32");
+    EXPECT_TRUE(stated_precision("bf16 (TF32 for the fp32 ops)").unmodelled.empty());
+    EXPECT_EQ(stated_precision("mixed").format, std::nullopt);
+    EXPECT_TRUE(stated_precision("").unmodelled.empty());
+
+    json row = megatron_row();
+    row["precision"] = "NVFP4";
+    const auto rep = validate_runs(json::array({row, megatron_row()}), "runs.json");
+    ASSERT_EQ(rep.rows.size(), 2u);
+    EXPECT_FALSE(rep.rows[0].modelable);
+    EXPECT_NE(rep.rows[0].skipped_because.find("precision"), std::string::npos) << rep.rows[0].skipped_because;
+    EXPECT_NE(rep.rows[0].skipped_because.find("fp4"), std::string::npos) << rep.rows[0].skipped_because;
+    EXPECT_TRUE(rep.rows[1].modelable);
 }
 
 TEST(Validate, SettingsAreReadAsFlagsOrConfigurationKeys) {
