@@ -13,8 +13,14 @@ namespace {
 bool has(const std::string& text, const char* word) { return contains_ignoring_case(text, word); }
 
 constexpr double kGbpsToGBps = 1.0 / 8.0;
-// A rate in gigabits per second (Gb/s, Gbps, Gbit/s); "GB/s" (bytes) is not a network rate here.
-const std::string kRate = R"((\d+(?:\.\d+)?)\s*(?:[Gg](?:bps|bit/s|bit\b)|Gb/s|Gb\b))";
+// A rate in bits per second and its prefix (two groups): "200 Gb/s", "400Gbps", "400G", "100GbE",
+// "3.2 Tbps". Bytes ("GB/s", "GBps": a capital B) describe GPU links, not the network.
+const std::string kRate = R"((\d+(?:\.\d+)?)\s*([GgTt])(?:bps|bit/s|bit\b|b/s|bE\b|b\b|\b))";
+// Gigabits per second of a kRate match whose number is group i and prefix group i + 1.
+double rate_Gbps(const std::smatch& m, int i) {
+    const double giga = m[i + 1].str() == "T" || m[i + 1].str() == "t" ? 1000.0 : 1.0;
+    return std::stod(m[i]) * giga;
+}
 }  // namespace
 
 int largest_divisor_within(long long n, int limit) {
@@ -54,31 +60,47 @@ GpuFigures parse_gpu_figures(const std::string& text) {
 std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics) {
     const std::string t = lowercase(text);
     std::smatch m;
-    // "8 x 200 Gb/s", "8x ConnectX-6 HDR 200 Gb/s": count and rate together.
+    auto in_t = [&](const char* words) { return t.find(words) != std::string::npos; };  // t is lowercase
+    auto word = [&](const char* pattern) { return std::regex_search(t, std::regex(pattern)); };
+    // The fabric's taper, where the text names one: "2:1 oversubscribed", "1:2 blocking".
+    double oversubscription = 0;
+    if (in_t("oversub") || in_t("blocking") || in_t("taper")) {
+        if (std::regex_search(t, m, std::regex(R"((\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?))")))
+            oversubscription = std::max(std::stod(m[1]), std::stod(m[2])) / std::max(1e-9, std::min(std::stod(m[1]), std::stod(m[2])));
+        else if (in_t("non-blocking") || in_t("nonblocking"))
+            oversubscription = 1;
+    }
+    auto network = [&](int nics, double nic_GBps) { return NodeNetwork{nics, nic_GBps, oversubscription}; };
+    // "8 x 200 Gb/s", "8x ConnectX-6 HDR 200 Gb/s", "8x400G": count and rate together.
     if (std::regex_search(text, m, std::regex(R"((\d+)\s*(?:x|×)\s*(?:[\w-]+\s+){0,3})" + kRate)))
-        return NodeNetwork{std::stoi(m[1]), std::stod(m[2]) * kGbpsToGBps};
+        return network(std::stoi(m[1]), rate_Gbps(m, 2) * kGbpsToGBps);
     // A count of network adapters anywhere in the text.
     std::optional<int> count;
     if (std::regex_search(t, m, std::regex(R"((\d+)\s*(?:hcas?|nics?|adapters?|rails?)\b)"))) count = std::stoi(m[1]);
     std::optional<double> rate;
-    if (std::regex_search(text, m, std::regex(kRate))) rate = std::stod(m[1]);
-    auto in_t = [&](const char* words) { return t.find(words) != std::string::npos; };  // t is lowercase
-    auto word = [&](const char* pattern) { return std::regex_search(t, std::regex(pattern)); };
+    if (std::regex_search(text, m, std::regex(kRate))) rate = rate_Gbps(m, 1);
+    // No NIC port runs faster than 800 Gb/s (NVIDIA ConnectX-8 SuperNIC datasheet: up to 800 Gb/s):
+    // a larger rate is the node's total.
+    constexpr double kFastestPortGbps = 800;
     const bool whole_node = in_t("node-node") || in_t("node-to-node") || in_t("per node") ||
-                            word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa\b)");
+                            word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa)") ||
+                            (rate && !count && *rate > kFastestPortGbps);
     const int nics = std::max(1, default_nics);
     if (rate && whole_node) {
         const int n = count.value_or(nics);
-        return NodeNetwork{n, *rate * kGbpsToGBps / n};
+        return network(n, *rate * kGbpsToGBps / n);
     }
-    if (rate && count) return NodeNetwork{*count, *rate * kGbpsToGBps};
+    if (rate && count) return network(*count, *rate * kGbpsToGBps);
     // The technology's port rate: InfiniBand NDR 400, HDR 200, EDR 100 Gb/s; Omni-Path 100 Gb/s.
     double port = 0;
     if (word(R"(\bndr)")) port = 400;
     else if (word(R"(\bhdr)")) port = 200;
     else if (word(R"(\bedr)")) port = 100;
     else if (in_t("omni-path") || in_t("omnipath")) port = 100;
-    if (port > 0) return NodeNetwork{count.value_or(nics), port * kGbpsToGBps};
+    // A rate alone ("RoCE 200 Gbps", "100GbE") is a port's, as a technology's is.
+    if (port == 0 && rate) port = *rate;
+    if (port > 0) return network(count.value_or(nics), port * kGbpsToGBps);
+    if (oversubscription > 0) return network(0, 0);
     return std::nullopt;
 }
 
@@ -109,8 +131,11 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     }
     if (gpus_per_node > 0) c = with_gpus_per_node(c, gpus_per_node, origin + ": " + where + ".gpus_per_node");
     if (auto net = parse_interconnect(interconnect, c.inter_node.nics_per_node)) {
-        c.inter_node.nics_per_node = net->nics_per_node;
-        c.inter_node.nic_bandwidth_GBps = net->nic_bandwidth_GBps;
+        if (net->nics_per_node > 0) {
+            c.inter_node.nics_per_node = net->nics_per_node;
+            c.inter_node.nic_bandwidth_GBps = net->nic_bandwidth_GBps;
+        }
+        if (net->oversubscription > 0) c.inter_node.oversubscription = net->oversubscription;
     }
     return resize_cluster(c, num_gpus, origin + ": " + where + ".num_gpus");
 }

@@ -22,17 +22,23 @@ struct GpuFigures {
 GpuFigures parse_gpu_figures(const std::string& gpu_type);
 
 // A node's network as an interconnect description states it: NICs per node and one NIC's
-// one-direction bandwidth. Read, in this order:
-//   "8 x 200 Gb/s", "4×100Gbps"           count and rate of the NICs;
+// one-direction bandwidth. Rates are in bits per second (Gb/s, Gbps, 400G, 100GbE, Tb/s). Read, in
+// this order:
+//   "8 x 200 Gb/s", "4×100Gbps", "8x400G"  count and rate of the NICs;
 //   "200 Gb/s ... (8 HCAs/node)"           a rate and a count of HCAs, NICs, adapters or rails;
-//   "1600 Gbps node-node", "400 Gbps EFA"  one figure for the whole node (node-node, per node, total,
-//                                           aggregate, EFA), spread over `default_nics` NICs;
+//   "1600 Gbps node-node", "400 Gbps EFA",  one figure for the whole node (node-node, per node, total,
+//   "3.2 Tbps per node", "3.2 Tb/s"        aggregate, EFA, or a rate above any port's 800 Gb/s),
+//                                           spread over `default_nics` NICs;
 //   "HDR InfiniBand", "NDR", "EDR", "Omni-Path"   the technology's port rate (200, 400, 100, 100 Gb/s)
-//                                           with the count stated, else `default_nics`.
-// nullopt when the text states none of these (the preset's network stands).
+//                                           with the count stated, else `default_nics`;
+//   "RoCE 200 Gbps", "100GbE"              a rate alone: a port's, as a technology's is.
+// Besides, "2:1 oversubscribed" (or "1:2 blocking", "3:1 taper"; "non-blocking" is 1) sets the
+// fabric's oversubscription. Zero fields are not stated (nics_per_node 0: the preset's NICs
+// stand); nullopt when the text states none of these.
 struct NodeNetwork {
     int nics_per_node = 0;
     double nic_bandwidth_GBps = 0;
+    double oversubscription = 0;
 };
 std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics);
 

@@ -43,6 +43,37 @@ TEST(PublishedCluster, CountsRatesWholeNodeFiguresAndPortTechnologies) {
     EXPECT_FALSE(parse_interconnect("", 8).has_value());
 }
 
+TEST(PublishedCluster, EthernetAndTerabitRatesAndARateAloneAreRead) {
+    // 400G and 100GbE are Ethernet's gigabit rates; Tb/s a thousand of them.
+    expect_network("8x400G RoCE", 4, 8, 50.0);
+    expect_network("Ethernet 100GbE", 8, 8, 12.5);  // a rate alone is a port's, on the preset's NICs
+    expect_network("RoCEv2, 200 Gbps", 4, 4, 25.0);
+    expect_network("EFAv2 3.2 Tbps per node", 8, 8, 50.0);
+    expect_network("1.6 Tbps per node", 8, 8, 25.0);
+    expect_network("NVLink + InfiniBand 3.2Tb/s", 8, 8, 50.0);  // faster than any port: the node's
+    expect_network("Slingshot-11, 4 x 200 Gb/s", 8, 4, 25.0);
+    // Bytes are still not the network, and a memory size is not a rate.
+    EXPECT_FALSE(parse_interconnect("NVLink4 900 GB/s, H100 80GB", 8).has_value());
+}
+
+TEST(PublishedCluster, FabricOversubscriptionIsRead) {
+    const auto tapered = parse_interconnect("InfiniBand HDR, 2:1 oversubscribed fat tree", 8);
+    ASSERT_TRUE(tapered.has_value());
+    EXPECT_DOUBLE_EQ(tapered->oversubscription, 2.0);
+    EXPECT_DOUBLE_EQ(tapered->nic_bandwidth_GBps, 25.0);
+    EXPECT_DOUBLE_EQ(parse_interconnect("1:4 blocking spine", 8)->oversubscription, 4.0);
+    EXPECT_DOUBLE_EQ(parse_interconnect("non-blocking fat tree, NDR", 8)->oversubscription, 1.0);
+    EXPECT_DOUBLE_EQ(parse_interconnect("NDR InfiniBand", 8)->oversubscription, 0.0);  // not stated
+    // A taper alone keeps the preset's NICs and sets the cluster's fabric.
+    const auto alone = parse_interconnect("3:1 oversubscription", 8);
+    ASSERT_TRUE(alone.has_value());
+    EXPECT_EQ(alone->nics_per_node, 0);
+    const ClusterSpec c = published_cluster("H100-SXM5-80GB", "3:1 oversubscription", 8, 64, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(c.inter_node.oversubscription, 3.0);
+    EXPECT_EQ(c.inter_node.nics_per_node, 8);
+    EXPECT_DOUBLE_EQ(c.inter_node.nic_bandwidth_GBps, 50.0);
+}
+
 TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     const ClusterSpec c = published_cluster("A100-SXM4-80GB", "4 x 100 Gbps Omni-Path", 8, 32, "runs.json", "row 'x'");
     EXPECT_EQ(c.num_nodes, 4);
