@@ -25,6 +25,9 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f, bool plan_required) {
     cmd.add_option("--virtual-stages", f.virtual_stages, "model chunks per pipeline rank (> 1: interleaved)");
     cmd.add_option("--sequence-parallel", f.sequence_parallel, "true|false");
     cmd.add_option("--recompute", f.recompute, "none|selective|full");
+    cmd.add_option("--recompute-layers", f.recompute_layers,
+                   "with --recompute full: layers of each model chunk recomputed, the rest keep their activations "
+                   "(Megatron's --recompute-method block --recompute-num-layers; 0: all)");
     cmd.add_option("--schedule", f.schedule, "gpipe|1f1b|interleaved");
     cmd.add_option("--precision", f.precision, "bf16|fp16|fp32|fp8");
     cmd.add_option("--placement", f.placement, "order of dimensions, innermost first, e.g. tp-cp-dp-pp");
@@ -51,6 +54,7 @@ Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
     set("virtual_stages", f.virtual_stages);
     set("sequence_parallel", f.sequence_parallel);
     set("recompute", f.recompute);
+    set("recompute_layers", f.recompute_layers);
     set("schedule", f.schedule);
     set("precision", f.precision);
     set("placement", f.placement);

@@ -19,7 +19,8 @@ inline constexpr int kDefaultGpus = 64;
 // Plan fields as flags (--tp, --pp, ...), each overriding the plan file when given.
 struct PlanFlags {
     std::string plan_file;
-    std::optional<int> tp, pp, dp, cp, zero_stage, microbatch_size, global_batch_size, seq_length, virtual_stages;
+    std::optional<int> tp, pp, dp, cp, zero_stage, microbatch_size, global_batch_size, seq_length, virtual_stages,
+        recompute_layers;
     std::optional<bool> sequence_parallel;
     std::optional<std::string> recompute, schedule, precision, placement;
 };

@@ -50,7 +50,9 @@ const std::vector<std::string>& validation_rules() {
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "(or no, false, off, \"no activation checkpointing\") or null = none; checkpointing named without a "
         "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
-        "true) = full. torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
+        "true) = full; with --recompute-method block and --recompute-num-layers N (or NeMo's recompute_layers N) "
+        "only the first N layers of each model chunk are recomputed and the rest keep their activations. "
+        "torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
         "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full.",
         "R5 precision: the narrowest format the text names: a 4- or 6-bit float (NVFP4, MXFP4) or an integer "
         "format has no costs here, so the row is listed as not modelled; else any fp8 (MXFP8, FP8-CS, float8, "
@@ -278,6 +280,18 @@ StatedPrecision stated_precision(const std::string& text) {
     return stated;
 }
 
+int stated_block_recompute_layers(const std::string& text) {
+    // Megatron's --recompute-num-layers N counts layers per chunk only with --recompute-method block
+    // (uniform recomputes every layer, N at a time); NeMo's recompute_layers N is that block count.
+    static const std::regex megatron_count(R"(recompute[-_ ]num[-_ ]layers\W{0,3}(\d+))", std::regex::icase);
+    static const std::regex block(R"(recompute[-_ ]method\W{0,3}block|\bblock\b)", std::regex::icase);
+    static const std::regex nemo_count(R"(\brecompute_layers\W{0,3}(\d+))", std::regex::icase);
+    std::smatch m;
+    if (std::regex_search(text, m, megatron_count) && std::regex_search(text, block)) return std::stoi(m[1]);
+    if (std::regex_search(text, m, nemo_count)) return std::stoi(m[1]);
+    return 0;
+}
+
 namespace {
 
 // FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).
@@ -478,6 +492,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     const std::string rc = text_of(row, "activation_recompute");
     p.recompute = stated_recompute(rc).value_or(Recompute::none);
     if (p.recompute == Recompute::selective) c.half_recompute = fw->half_forward_selective;
+    if (p.recompute == Recompute::full) p.recompute_layers = stated_block_recompute_layers(stated);
     if (rc.empty()) assume("no recompute");
     c.unstated.recompute = rc.empty();
 
@@ -775,7 +790,8 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
     } else if (auto tf = number_of(row, "tflops_per_gpu", origin, v.name)) {
         const bool with_recompute = contains(def, "INCLUDES") || contains(def, "incl. recomput");
         v.metric = with_recompute ? PublishedMetric::hardware_tflops_per_gpu : PublishedMetric::model_tflops_per_gpu;
-        const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute);
+        const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute,
+                                       recomputed_layer_fraction(c.plan, c.model.num_layers));
         const double flops = (with_recompute ? f.hardware : f.model) * tokens;
         v.published = *tf;
         v.predicted = flops / (step * gpus) / units::TFLOP;

@@ -86,6 +86,9 @@ ValidationCase validation_case(const json& row, const std::string& origin);
 std::optional<int> stated_zero_stage(const std::string& text);
 // R4: the recompute an activation_recompute text names (nullopt for an empty one).
 std::optional<Recompute> stated_recompute(const std::string& text);
+// R4: with full recompute, the layers of each chunk a text says are recomputed ("--recompute-method
+// block --recompute-num-layers 5", NeMo's "recompute_layers 5"); 0 (every layer) when it names none.
+int stated_block_recompute_layers(const std::string& text);
 // R5: the GEMMs' number format a precision text names ("amp_bf16", "torch.float16", "MXFP8", "fp32").
 // `format` is the simulator's precision, or nullopt when the text names none; `unmodelled` is the
 // name of a format the simulator has no costs for (4- and 6-bit floats, integers, TF32 alone) when

@@ -19,6 +19,7 @@ std::string layout(const Plan& p) {
     if (p.zero_stage) s += fmt::format(" z{}", p.zero_stage);
     if (p.sequence_parallel) s += " sp";
     if (p.recompute != Recompute::none) s += fmt::format(" rc:{}", to_string(p.recompute));
+    if (p.recompute == Recompute::full && p.recompute_layers > 0) s += fmt::format("({}/chunk)", p.recompute_layers);
     if (p.precision != Precision::bf16) s += fmt::format(" {}", to_string(p.precision));
     return s;
 }

@@ -49,7 +49,7 @@ ParameterCount count_parameters(const ModelSpec& m) {
     return c;
 }
 
-FlopsPerToken flops_per_token(const ModelSpec& m, int s, Recompute recompute) {
+FlopsPerToken flops_per_token(const ModelSpec& m, int s, Recompute recompute, double recomputed_fraction) {
     FlopsPerToken f;
     const double L = m.num_layers;
     // Per token per layer: 2 FLOPs per matmul weight; attention QK^T and PV each 2*s*(H*d).
@@ -60,7 +60,7 @@ FlopsPerToken flops_per_token(const ModelSpec& m, int s, Recompute recompute) {
     f.forward_lm_head = 2.0 * double(m.vocab_size) * m.hidden_size;
     f.model = 3.0 * (f.forward_layers + f.forward_lm_head);
     f.hardware = f.model;
-    if (recompute == Recompute::full) f.hardware += f.forward_layers;
+    if (recompute == Recompute::full) f.hardware += recomputed_fraction * f.forward_layers;
     else if (recompute == Recompute::selective) f.hardware += f.forward_attention;
     return f;
 }

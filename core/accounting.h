@@ -41,7 +41,9 @@ struct FlopsPerToken {
     double forward_lm_head = 0;
 };
 
-FlopsPerToken flops_per_token(const ModelSpec& m, int seq_length, Recompute recompute = Recompute::none);
+// `recomputed_fraction`: the share of layers full recompute repeats (recomputed_layer_fraction).
+FlopsPerToken flops_per_token(const ModelSpec& m, int seq_length, Recompute recompute = Recompute::none,
+                              double recomputed_fraction = 1.0);
 
 // The shapes of one layer's weights, for `inspect`.
 struct LayerShape {

@@ -37,6 +37,7 @@ std::string Plan::describe() const {
     if (virtual_stages > 1) s += fmt::format(" v{}", virtual_stages);
     if (sequence_parallel) s += " sp";
     if (recompute != Recompute::none) s += fmt::format(" rc-{}", to_string(recompute));
+    if (recompute == Recompute::full && recompute_layers > 0) s += fmt::format("{}", recompute_layers);
     return s;
 }
 
@@ -54,6 +55,10 @@ Plan parse_plan(const json& j, const std::string& file) {
     p.virtual_stages = int(r.integer("virtual_stages", 1, 1, 1024));
     p.sequence_parallel = r.boolean("sequence_parallel", false);
     p.recompute = parse_recompute(r.choice("recompute", {"none", "selective", "full"}, std::string("none")));
+    p.recompute_layers = int(r.integer("recompute_layers", 0, 0, 1 << 20));
+    if (p.recompute_layers > 0 && p.recompute != Recompute::full)
+        throw input_error(file, "recompute_layers", "0 unless recompute is \"full\" (the layers of each chunk it recomputes)",
+                          fmt::format("{} with recompute \"{}\"", p.recompute_layers, to_string(p.recompute)));
     std::string default_schedule = p.virtual_stages > 1 ? "interleaved" : "1f1b";
     p.schedule = parse_schedule(r.choice("schedule", {"gpipe", "1f1b", "interleaved"}, default_schedule));
     if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
@@ -80,7 +85,7 @@ Plan parse_plan(const json& j, const std::string& file) {
 }
 
 json to_json(const Plan& p) {
-    return json{{"tp", p.tp},
+    json j{{"tp", p.tp},
                 {"pp", p.pp},
                 {"dp", p.dp},
                 {"cp", p.cp},
@@ -94,6 +99,16 @@ json to_json(const Plan& p) {
                 {"schedule", to_string(p.schedule)},
                 {"precision", to_string(p.precision)},
                 {"placement", p.placement}};
+    if (p.recompute_layers > 0) j["recompute_layers"] = p.recompute_layers;
+    return j;
+}
+
+double recomputed_layer_fraction(const Plan& p, int num_layers) {
+    if (p.recompute_layers <= 0 || num_layers <= 0) return 1.0;
+    const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
+    int recomputed = 0;
+    for (int layers : layers_per_chunk(num_layers, p.pp, v)) recomputed += std::min(layers, p.recompute_layers);
+    return double(recomputed) / num_layers;
 }
 
 std::vector<int> layers_per_chunk(int num_layers, int pp, int v) {

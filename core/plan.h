@@ -18,6 +18,10 @@ struct Plan {
     int virtual_stages = 1;  // model chunks per pipeline rank; > 1 implies the interleaved schedule
     bool sequence_parallel = false;
     Recompute recompute = Recompute::none;
+    // With full recompute, the layers of each model chunk whose forward the backward repeats, the
+    // rest keeping their activations (Megatron's --recompute-method block --recompute-num-layers N,
+    // NeMo's recompute_num_layers); 0: every layer.
+    int recompute_layers = 0;
     Schedule schedule = Schedule::one_f_one_b;
     Precision precision = Precision::bf16;
     std::string placement = "tp-cp-dp-pp";  // innermost (packed inside a node first) to outermost
@@ -47,6 +51,10 @@ std::vector<int> layers_per_chunk(int num_layers, int pp, int virtual_stages);
 // --pipeline-model-parallel-layout with it, and torchtitan's pipeline_parallel_layers_per_stage
 // with first/last_stage_less_layers; Llama 3 405B trained its 126 layers on 16 stages that way.
 bool pipeline_split_supported(int num_layers, int pp, int virtual_stages);
+
+// Share of the model's transformer layers whose forward is recomputed under full recompute (1 when
+// recompute_layers is 0): recompute_layers of each chunk of layers_per_chunk, at most all of them.
+double recomputed_layer_fraction(const Plan& p, int num_layers);
 
 Recompute parse_recompute(const std::string& s);
 Schedule parse_schedule(const std::string& s);

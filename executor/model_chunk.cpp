@@ -88,6 +88,17 @@ void ModelChunk::materialize(const DeviceMemory& mem, int zero_stage, Communicat
     for (ParamBuffer* b : buffers()) b->materialize(mem, zero_stage, dp, seed);
 }
 
+namespace {
+// Megatron's block recompute: the first recompute_layers layers of a chunk are recomputed in the
+// backward, the others keep their activations.
+LayerContext layer_context(const LayerContext& ctx, std::size_t layer) {
+    LayerContext c = ctx;
+    if (c.recompute == Recompute::full && c.recompute_layers > 0 && layer >= std::size_t(c.recompute_layers))
+        c.recompute = Recompute::none;
+    return c;
+}
+}  // namespace
+
 DeviceArray<float> ModelChunk::forward(const LayerContext& ctx, int mb, DeviceArray<float> x,
                                        const MicrobatchTokens& tokens, float dloss, double* loss_sum) {
     if (stash_.count(mb)) throw RuntimeError(fmt::format("stage {}: microbatch {} forwarded twice", where_.stage, mb));
@@ -101,7 +112,7 @@ DeviceArray<float> ModelChunk::forward(const LayerContext& ctx, int mb, DeviceAr
     for (std::size_t i = 0; i < layers_.size(); ++i) {
         Using weights(layer_buffers_[i].get(), false);
         s.layers[i].input = std::move(x);
-        x = layer_forward(ctx, *layer_buffers_[i], layers_[i], s.layers[i]);
+        x = layer_forward(layer_context(ctx, i), *layer_buffers_[i], layers_[i], s.layers[i]);
     }
     if (!where_.last()) return x;
     s.targets = upload_ids(ctx, tokens.targets);
@@ -128,7 +139,7 @@ DeviceArray<float> ModelChunk::backward(const LayerContext& ctx, int mb, DeviceA
     }
     for (std::size_t i = layers_.size(); i-- > 0;) {
         Using weights(layer_buffers_[i].get(), true);
-        dx = layer_backward(ctx, *layer_buffers_[i], layers_[i], s.layers[i], dx.data());
+        dx = layer_backward(layer_context(ctx, i), *layer_buffers_[i], layers_[i], s.layers[i], dx.data());
     }
     if (where_.first()) {
         Using table(token_buffer_.get(), true), positions(position_buffer_.get(), true);

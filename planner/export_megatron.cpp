@@ -96,7 +96,10 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
 
     std::vector<std::string> recompute;
     if (p.recompute == Recompute::selective) recompute.push_back("--recompute-granularity selective");
-    if (p.recompute == Recompute::full)
+    if (p.recompute == Recompute::full && p.recompute_layers > 0)
+        recompute.push_back(fmt::format("--recompute-granularity full --recompute-method block --recompute-num-layers {}",
+                                        p.recompute_layers));
+    else if (p.recompute == Recompute::full)
         recompute.push_back("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
 
     std::string& s = e.text;

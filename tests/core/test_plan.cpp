@@ -37,6 +37,30 @@ TEST(Plan, RulesNameTheKey) {
     EXPECT_THROW(parse_plan(json::parse(R"({"tp": 0})"), "p"), InputError);
 }
 
+TEST(Plan, BlockRecomputeCountsLayersPerChunk) {
+    // Megatron's --recompute-method block --recompute-num-layers N: N layers of each model chunk.
+    Plan p;
+    p.recompute = Recompute::full;
+    p.recompute_layers = 5;
+    EXPECT_EQ(parse_plan(to_json(p), "p.json").recompute_layers, 5);
+    EXPECT_DOUBLE_EQ(recomputed_layer_fraction(p, 32), 5.0 / 32);  // one chunk of 32
+    p.pp = 4;  // four chunks of 8: 5 of each
+    EXPECT_DOUBLE_EQ(recomputed_layer_fraction(p, 32), 20.0 / 32);
+    p.pp = 8;  // eight chunks of 4: all of each
+    EXPECT_DOUBLE_EQ(recomputed_layer_fraction(p, 32), 1.0);
+    p.recompute_layers = 0;  // every layer
+    EXPECT_DOUBLE_EQ(recomputed_layer_fraction(p, 32), 1.0);
+    EXPECT_FALSE(to_json(p).contains("recompute_layers"));  // written only where it counts
+    // A count without full recompute is a contradiction, named by its key.
+    try {
+        parse_plan(json::parse(R"({"recompute": "selective", "recompute_layers": 4})"), "p.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("recompute_layers"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_plan(json::parse(R"({"recompute": "full", "recompute_layers": -1})"), "p"), InputError);
+}
+
 TEST(Plan, MicrobatchesPerStepAreBounded) {
     // A billion sequences on 8 GPUs would be 125 million microbatches, each laid out as events:
     // the simulation ran out of 24 GiB. At most 65536 per step; a larger microbatch takes fewer.

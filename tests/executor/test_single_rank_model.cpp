@@ -132,6 +132,13 @@ TEST(SingleRankModel, RecomputationChangesNoBitAndLossFalls) {
         EXPECT_NEAR(none.losses.front(), std::log(1024.0), 0.1) << model;  // near-uniform at initialisation
         // Recomputation trades memory for compute: less activation memory at the peak.
         EXPECT_LT(full.memory.activations, none.memory.activations) << model;
+        // Recomputing only the first layer of the chunk (Megatron's block method) keeps the rest.
+        TrainOptions block = tiny_run(model, Recompute::full);
+        block.plan.recompute_layers = 1;
+        const RunResult partial = train(block, make_self_communicator());
+        EXPECT_EQ(none.losses, partial.losses) << model;
+        EXPECT_LT(partial.memory.activations, none.memory.activations) << model;
+        EXPECT_GT(partial.memory.activations, full.memory.activations) << model;
     }
 }
 

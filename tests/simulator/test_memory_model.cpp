@@ -124,6 +124,28 @@ TEST(MemoryModel, GpipeHoldsMoreMicrobatchesThanOneFOneB) {
     EXPECT_DOUBLE_EQ(a[3].states.total(), b[3].states.total());
 }
 
+TEST(MemoryModel, BlockRecomputeKeepsTheOtherLayersActivations) {
+    // One stage of 48 layers: recomputing k of them stores k layer inputs and 48 - k full layers,
+    // so the activations fall linearly from no recompute (k = 0) to full recompute (k = 48).
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = load_cluster("dgx-a100");
+    Plan p;
+    p.dp = 8;
+    p.microbatch_size = 2;
+    p.global_batch_size = 16;
+    p.seq_length = 1024;
+    const ActivationOptions o = default_activation_options(m);
+    const double none = memory_per_rank(m, c, p, o)[0].activations;
+    p.recompute = Recompute::full;
+    const double full = memory_per_rank(m, c, p, o)[0].activations;
+    p.recompute_layers = 12;
+    const double quarter = memory_per_rank(m, c, p, o)[0].activations;
+    const double per_layer = layer_activation_bytes(m, p, o) - layer_stored_activation_bytes(m, p, o);
+    EXPECT_NEAR(quarter - full, (m.num_layers - 12) * per_layer, 1e-6 * quarter);
+    EXPECT_LT(quarter, none);
+    EXPECT_GT(quarter, full);
+}
+
 TEST(MemoryModel, ParametersSplitOverTheRanks) {
     const ModelSpec m = load_model("llama3-8b");
     Plan p;

@@ -116,6 +116,30 @@ TEST(Simulate, ZeroThreeGathersEveryLayer) {
     EXPECT_GE(z3.step_time_s, z1.step_time_s * 0.99);
 }
 
+TEST(Simulate, BlockRecomputeRepeatsOnlyItsLayers) {
+    // On one GPU the recompute time is that of the recomputed layers: with k of L layers
+    // recomputed it is k/L of full recompute's, and the hardware FLOPs count k/L of a forward.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
+    Plan p;
+    p.microbatch_size = 1;
+    p.global_batch_size = 2;
+    p.seq_length = 4096;
+    p.recompute = Recompute::full;
+    const auto full = simulate(m, c, p);
+    p.recompute_layers = 8;
+    const auto block = simulate(m, c, p);
+    EXPECT_NEAR(block.time_s.recompute, 8.0 / m.num_layers * full.time_s.recompute, 1e-9 * full.time_s.recompute);
+    EXPECT_NEAR(block.time_s.compute, full.time_s.compute, 1e-9 * full.time_s.compute);
+    const auto f = flops_per_token(m, p.seq_length);
+    EXPECT_NEAR(block.hfu / block.mfu, (f.model + 8.0 / m.num_layers * f.forward_layers) / f.model, 1e-9);
+    Plan none = p;
+    none.recompute = Recompute::none;
+    none.recompute_layers = 0;
+    EXPECT_LT(block.memory_GiB.activations, simulate(m, c, none).memory_GiB.activations);
+    EXPECT_GT(block.memory_GiB.activations, full.memory_GiB.activations);
+}
+
 TEST(Simulate, JsonHasTheDesignKeys) {
     const ModelSpec m = load_model("tiny-gpt");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 2);

@@ -677,6 +677,24 @@ TEST(Validate, PrecisionIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(precision("torch.float32"), Precision::fp32);
 }
 
+TEST(Validate, BlockRecomputeCountsAreRead) {
+    // R4: Megatron's block method with its layer count, or NeMo's recompute_layers; the uniform
+    // method recomputes every layer whatever its count.
+    EXPECT_EQ(stated_block_recompute_layers("--recompute-granularity full --recompute-method block --recompute-num-layers 5"), 5);
+    EXPECT_EQ(stated_block_recompute_layers("recompute_granularity full, recompute_method block, recompute_num_layers: 16"), 16);
+    EXPECT_EQ(stated_block_recompute_layers("--recompute-method uniform --recompute-num-layers 1"), 0);
+    EXPECT_EQ(stated_block_recompute_layers("NeMo recompute_layers 8"), 8);
+    EXPECT_EQ(stated_block_recompute_layers("full"), 0);
+    json row = megatron_row();
+    row["activation_recompute"] = "full (--recompute-method block --recompute-num-layers 3)";
+    const ValidationCase c = validation_case(row, "test");
+    EXPECT_EQ(c.plan.recompute, Recompute::full);
+    EXPECT_EQ(c.plan.recompute_layers, 3);
+    row["activation_recompute"] = "selective";  // a count belongs to full recompute only
+    row["notes"] = "--recompute-method block --recompute-num-layers 3";
+    EXPECT_EQ(validation_case(row, "test").plan.recompute_layers, 0);
+}
+
 TEST(Validate, FormatsWithoutCostsAreNotModelled) {
     // R5: 4-bit, integer and TF32 training have no cost model; a stand-in format would predict
     // another run, so the row is listed with the reason, and the file's other rows still run.
