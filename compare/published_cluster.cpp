@@ -118,6 +118,24 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     // memory and network as the A100 and H100.
     if ((has(gpu_type, "a800") || has(gpu_type, "h800")) && c.intra_node.kind == "nvlink")
         c.intra_node.bandwidth_GBps = 200;
+    // H100 NVL and H200 NVL (datasheets): PCIe cards, bridged by NVLink in pairs (or fours), with
+    // the SXM die at lower clocks: dense BF16/FP16 835, FP8 1671, TF32 418, FP32 60 TFLOP/s; H100 NVL
+    // 94 GB of HBM3 at 3.9 TB/s and up to 400 W, H200 NVL 141 GB at 4.8 TB/s and up to 600 W. The
+    // node's one GPU-to-GPU link is PCIe Gen5 (64 GB/s each way), what crosses the bridged groups;
+    // the measured shares of peak stay the SXM part's.
+    const bool nvl_card = has(gpu_type, "nvl") && !has(gpu_type, "nvl72") && !has(gpu_type, "gh200") &&
+                          (has(gpu_type, "h100") || has(gpu_type, "h200"));
+    if (nvl_card) {
+        c.gpu.peak_tflops = {{Precision::bf16, 835}, {Precision::fp16, 835}, {Precision::fp8, 1671},
+                             {Precision::fp32, 60}};
+        const bool h200 = has(gpu_type, "h200");
+        c.gpu.name = h200 ? "H200-NVL" : "H100-NVL";
+        c.gpu.memory_GiB = h200 ? 140 : 94;
+        c.gpu.memory_bandwidth_GBps = h200 ? 4800 : 3900;
+        c.gpu.tdp_W = h200 ? 600 : 400;
+        c.intra_node.kind = "pcie";
+        c.intra_node.bandwidth_GBps = 64;
+    }
     const GpuFigures stated = parse_gpu_figures(gpu_type);
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;

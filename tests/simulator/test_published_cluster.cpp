@@ -101,6 +101,17 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_DOUBLE_EQ(h100pcie.gpu.peak_tflops.at(Precision::bf16), 756);
     EXPECT_DOUBLE_EQ(h100pcie.gpu.memory_bandwidth_GBps, 2000);
     EXPECT_EQ(h100pcie.intra_node.kind, "pcie");
+    // H100 NVL and H200 NVL (datasheets): PCIe cards at 835 dense BF16 TFLOP/s, not the SXM part.
+    const ClusterSpec h100nvl = published_cluster("H100 NVL", "", 8, 16, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(h100nvl.gpu.peak_tflops.at(Precision::bf16), 835);
+    EXPECT_DOUBLE_EQ(h100nvl.gpu.memory_GiB, 94);
+    EXPECT_DOUBLE_EQ(h100nvl.gpu.memory_bandwidth_GBps, 3900);
+    EXPECT_EQ(h100nvl.intra_node.kind, "pcie");
+    const ClusterSpec h200nvl = published_cluster("H200 NVL 141GB", "", 8, 16, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(h200nvl.gpu.peak_tflops.at(Precision::fp8), 1671);
+    EXPECT_DOUBLE_EQ(h200nvl.gpu.memory_GiB, 141);  // as the row states it
+    // GB200 NVL72 is not an NVL card.
+    EXPECT_DOUBLE_EQ(published_cluster("GB200 NVL72", "", 0, 72, "runs.json", "row 'x'").gpu.peak_tflops.at(Precision::bf16), 2500);
     // V100 (DGX-2 preset; a DGX-1 row states 8 per node, a 16GB card its memory): fp16 only.
     const ClusterSpec v100 = published_cluster("V100-SXM2-16GB", "", 8, 16, "runs.json", "row 'x'");
     EXPECT_DOUBLE_EQ(v100.gpu.peak_tflops.at(Precision::fp16), 125);  // V100 datasheet
