@@ -87,7 +87,9 @@ const std::vector<std::string>& validation_rules() {
         "the TDP lowers the compute ceilings by (cap/TDP)^(1/3).",
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
         "source's own FLOP count (a definition that includes recomputation is compared with tessel's hardware "
-        "FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU.",
+        "FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU, else HFU (MFU times hardware over "
+        "model FLOPs); a utilization of at most 1 is read as a fraction, and a figure that is not a positive "
+        "number makes the row not modelled, with the key named.",
         "R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv 2205.14135, "
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names: a full date, or the first day of "
@@ -313,6 +315,7 @@ const char* to_string(PublishedMetric m) {
         case PublishedMetric::hardware_tflops_per_gpu: return "TFLOP/s/GPU (incl. recompute)";
         case PublishedMetric::model_tflops_per_gpu: return "TFLOP/s/GPU (model)";
         case PublishedMetric::mfu: return "MFU";
+        case PublishedMetric::hfu: return "HFU";
     }
     return "?";
 }
@@ -775,19 +778,44 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
     const double gpus = c.plan.world_size();
     const double tokens = double(c.plan.global_batch_size) * c.plan.seq_length;
     const std::string def = text_of(row, "throughput_definition");
-    // R10: the published figure and the step time it implies.
+    // R10: the published figure and the step time it implies. A figure that is not a positive number
+    // is the row's error, as a field validation_case cannot read is: the file's other rows still run.
+    std::optional<double> tps, it, tf, mfu, hfu;
+    try {
+        const std::string where = fmt::format("row '{}'", v.name);
+        auto positive = [&](const char* key) {
+            const std::optional<double> x = number_of(row, key, origin, where);
+            if (x && !(*x > 0))
+                throw input_error(origin, fmt::format("{}.{}", where, key), "a positive figure or null", fmt::format("{}", *x));
+            return x;
+        };
+        tps = positive("tokens_per_sec_per_gpu");
+        it = positive("iteration_time_s");
+        tf = positive("tflops_per_gpu");
+        mfu = positive("mfu_percent");
+        hfu = positive("hfu_percent");
+    } catch (const InputError& e) {
+        v.skipped_because = e.what();
+        return;
+    }
+    // A utilization "percent" of at most 1 is a fraction: no published run used 1% of its GPUs.
+    auto utilization = [&](double x, const char* key) {
+        if (x > 1.0) return x / 100.0;
+        v.setup.assumptions.push_back(fmt::format("{} {} read as a fraction", key, x));
+        return x;
+    };
     double published_step = 0;
-    if (auto tps = number_of(row, "tokens_per_sec_per_gpu", origin, v.name)) {
+    if (tps) {
         v.metric = PublishedMetric::tokens_per_s_per_gpu;
         v.published = *tps;
         v.predicted = tokens / step / gpus;
         published_step = tokens / (*tps * gpus);
-    } else if (auto it = number_of(row, "iteration_time_s", origin, v.name)) {
+    } else if (it) {
         v.metric = PublishedMetric::iteration_time_s;
         v.published = *it;
         v.predicted = step;
         published_step = *it;
-    } else if (auto tf = number_of(row, "tflops_per_gpu", origin, v.name)) {
+    } else if (tf) {
         const bool with_recompute = contains(def, "INCLUDES") || contains(def, "incl. recomput");
         v.metric = with_recompute ? PublishedMetric::hardware_tflops_per_gpu : PublishedMetric::model_tflops_per_gpu;
         const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute,
@@ -796,13 +824,22 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
         v.published = *tf;
         v.predicted = flops / (step * gpus) / units::TFLOP;
         published_step = flops / (*tf * units::TFLOP * gpus);
-    } else if (auto mfu = number_of(row, "mfu_percent", origin, v.name)) {
+    } else if (mfu) {
         v.metric = PublishedMetric::mfu;
-        v.published = *mfu / 100.0;
+        v.published = utilization(*mfu, "mfu_percent");
         v.predicted = implied_mfu(c, step);
         published_step = implied_mfu(c, 1.0) / v.published;
+    } else if (hfu) {
+        // Hardware FLOPs count what recomputation runs again: HFU = MFU x hardware / model FLOPs.
+        const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute,
+                                       recomputed_layer_fraction(c.plan, c.model.num_layers));
+        const double hardware_per_model = f.hardware / f.model;
+        v.metric = PublishedMetric::hfu;
+        v.published = utilization(*hfu, "hfu_percent");
+        v.predicted = implied_mfu(c, step) * hardware_per_model;
+        published_step = implied_mfu(c, 1.0) * hardware_per_model / v.published;
     } else {
-        v.skipped_because = "no throughput figure (tokens/s, iteration time, TFLOP/s or MFU)";
+        v.skipped_because = "no throughput figure (tokens/s, iteration time, TFLOP/s, MFU or HFU)";
         return;
     }
     v.modelable = true;

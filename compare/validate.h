@@ -43,7 +43,7 @@ struct ValidationCase {
     bool stated_param_gather_overlap = false;  // R7's weight-gather overlap before ZeRO-3's own
 };
 
-enum class PublishedMetric { tokens_per_s_per_gpu, iteration_time_s, hardware_tflops_per_gpu, model_tflops_per_gpu, mfu };
+enum class PublishedMetric { tokens_per_s_per_gpu, iteration_time_s, hardware_tflops_per_gpu, model_tflops_per_gpu, mfu, hfu };
 const char* to_string(PublishedMetric m);
 
 struct ValidationRow {

@@ -24,7 +24,7 @@ std::string layout(const Plan& p) {
     return s;
 }
 std::string figure(double v, PublishedMetric m) {
-    if (m == PublishedMetric::mfu) return fmt::format("{:.1f}%", 100 * v);
+    if (m == PublishedMetric::mfu || m == PublishedMetric::hfu) return fmt::format("{:.1f}%", 100 * v);
     if (m == PublishedMetric::iteration_time_s) return fmt::format("{:.3g}", v);
     return fmt::format("{:.4g}", v);
 }

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <utility>
 
 #include "compare/validate.h"
+#include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
 
@@ -607,6 +609,41 @@ TEST(Validate, NullPrecisionIsTheGpusOwnSixteenBitFormat) {
     EXPECT_FALSE(rep.rows[0].modelable);
     EXPECT_NE(rep.rows[0].skipped_because.find("bf16"), std::string::npos) << rep.rows[0].skipped_because;
     EXPECT_TRUE(rep.rows[1].modelable);
+}
+
+TEST(Validate, UtilizationFiguresAndBadFiguresAreReadPerRow) {
+    // R10: HFU where it is the only figure (MFU x hardware / model FLOPs, here with full recompute:
+    // 4/3 of the layers' forward-backward), a percent of at most 1 as a fraction, and a figure that
+    // is not positive or not a number as that row's error while the others run.
+    json mfu_row = megatron_row();
+    mfu_row["tflops_per_gpu"] = nullptr;
+    mfu_row["mfu_percent"] = 40.0;
+    mfu_row["activation_recompute"] = "full";
+    json hfu_row = mfu_row;
+    hfu_row["name"] = "hfu";
+    hfu_row["mfu_percent"] = nullptr;
+    hfu_row["hfu_percent"] = 0.5;  // a fraction
+    json zero = megatron_row();
+    zero["name"] = "zero";
+    zero["tflops_per_gpu"] = 0;
+    json text = megatron_row();
+    text["name"] = "text";
+    text["tflops_per_gpu"] = "400 TFLOP/s";
+    const auto rep = validate_runs(json::array({mfu_row, hfu_row, zero, text}), "runs.json");
+    ASSERT_EQ(rep.rows.size(), 4u);
+    ASSERT_TRUE(rep.rows[0].modelable);
+    ASSERT_TRUE(rep.rows[1].modelable) << rep.rows[1].skipped_because;
+    EXPECT_EQ(rep.rows[1].metric, PublishedMetric::hfu);
+    EXPECT_DOUBLE_EQ(rep.rows[1].published, 0.5);
+    const ValidationCase c = validation_case(mfu_row, "test");
+    const auto f = flops_per_token(c.model, c.plan.seq_length, Recompute::full);
+    // Same plan, same step: the predicted HFU is the predicted MFU scaled by the FLOP ratio.
+    EXPECT_NEAR(rep.rows[1].predicted, rep.rows[0].predicted * f.hardware / f.model, 1e-12);
+    EXPECT_FALSE(rep.rows[2].modelable);
+    EXPECT_NE(rep.rows[2].skipped_because.find("tflops_per_gpu"), std::string::npos) << rep.rows[2].skipped_because;
+    EXPECT_FALSE(rep.rows[3].modelable);
+    EXPECT_NE(rep.rows[3].skipped_because.find("a number"), std::string::npos) << rep.rows[3].skipped_because;
+    EXPECT_TRUE(std::isfinite(rep.summary.mape));
 }
 
 TEST(Validate, NullBatchComesFromItsTokens) {
