@@ -885,8 +885,16 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
     return s;
 }
 
-ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile) {
-    if (!runs.is_array()) throw input_error(origin, "(top level)", "an array of published runs", describe_json_value(runs));
+const json& published_run_list(const json& file, const std::string& origin) {
+    if (file.is_array()) return file;
+    // A file may wrap its rows as {"runs": [...], ...} beside other metadata.
+    if (file.is_object() && file.contains("runs") && file["runs"].is_array()) return file["runs"];
+    throw input_error(origin, "(top level)", "an array of published runs (or an object whose \"runs\" is one)",
+                      describe_json_value(file));
+}
+
+ValidationReport validate_runs(const json& file, const std::string& origin, const std::optional<json>& profile) {
+    const json& runs = published_run_list(file, origin);
     ValidationReport rep;
     for (const auto& row : runs) {
         ValidationRow v = prepare_row(row, origin, profile);
@@ -916,8 +924,8 @@ const std::vector<FittedParameter>& fitted_parameters() {
     return params;
 }
 
-CrossValidation cross_validate(const json& runs, const std::string& origin, const std::optional<json>& profile, int folds) {
-    if (!runs.is_array()) throw input_error(origin, "(top level)", "an array of published runs", describe_json_value(runs));
+CrossValidation cross_validate(const json& file, const std::string& origin, const std::optional<json>& profile, int folds) {
+    const json& runs = published_run_list(file, origin);
     const auto& params = fitted_parameters();
     // Every grid point, every row: the row's |error|.
     std::vector<std::vector<double>> points;  // parameter values per grid point

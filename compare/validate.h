@@ -98,6 +98,9 @@ struct StatedPrecision {
     std::string unmodelled;
 };
 StatedPrecision stated_precision(const std::string& text);
+// The rows of a published-runs file: its top-level array, or the "runs" array of an object that
+// holds one beside other keys; InputError naming `origin` otherwise.
+const json& published_run_list(const json& file, const std::string& origin);
 // `profile`, when given, replaces every cluster's profile (see simulator/hardware_efficiency.h),
 // e.g. one written by `tessel calibrate`.
 ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt);

@@ -646,6 +646,21 @@ TEST(Validate, UtilizationFiguresAndBadFiguresAreReadPerRow) {
     EXPECT_TRUE(std::isfinite(rep.summary.mape));
 }
 
+TEST(Validate, RowsMayComeWrappedInAnObject) {
+    // {"runs": [...]} beside other keys reads as its array; anything else is bad input, named.
+    const json wrapped = {{"schema", "published runs"}, {"runs", json::array({megatron_row()})}};
+    const auto rep = validate_runs(wrapped, "runs.json");
+    ASSERT_EQ(rep.rows.size(), 1u);
+    EXPECT_TRUE(rep.rows[0].modelable);
+    try {
+        validate_runs(json{{"rows", json::array()}}, "runs.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("runs.json"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("(top level)"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Validate, NullBatchComesFromItsTokens) {
     json row = megatron_row();
     row["global_batch_size"] = nullptr;
