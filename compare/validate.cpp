@@ -35,7 +35,9 @@ const std::vector<std::string>& validation_rules() {
         "gelu. Ungated activations (GeLU, ReLU, squared ReLU) are the GPT family (two-matrix MLP, LayerNorm, "
         "learned positions, tied embeddings, attention and hidden dropout 0.1 where the stack applies it: Megatron-LM "
         "and DeepSpeed do, llm.c has none and llm-foundry's MPT configurations set it to 0); gated ones (SwiGLU, SiLU, GeGLU: a name with 'glu' or "
-        "'silu') the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout). A row that names rotary "
+        "'silu', or swish) the Llama family (three-matrix MLP, RMSNorm, RoPE, untied, no dropout); a null activation "
+        "with the MLP width and parameter count stated takes the family whose layout counts closer to those "
+        "parameters. A row that names rotary "
         "embeddings, no biases, untied embeddings or no dropout has them whatever its family. Null vocab_size = "
         "GPT-2's 50257 BPE tokens. Every vocabulary is padded to a multiple of 128 x tp, as Megatron-LM does "
         "(--make-vocab-size-divisible-by 128) and llm.c does (50304).",
@@ -337,6 +339,19 @@ int gated_ffn_width(const ModelSpec& m, double vocab, std::optional<double> para
     if (!(width >= h && width <= 8.0 * h)) return convention;
     return to_256(width);
 }
+// R1: whether a row that names no activation has a gated MLP: with its MLP width and parameter
+// count stated, the family whose layout counts closer to the parameters (the Llama family: three
+// matrices, untied embeddings; the GPT family: two, tied). Without them, no.
+bool parameters_say_gated(const ModelSpec& m, double layers, std::optional<std::int64_t> ffn, double vocab,
+                          std::optional<double> parameters_billion) {
+    if (!ffn || !parameters_billion || layers <= 0) return false;
+    const double h = m.hidden_size, head = m.head_dim, f = double(*ffn);
+    const double attention = 2.0 * h * m.num_attention_heads * head + 2.0 * h * m.num_kv_heads * head;
+    const double gated = layers * (attention + 3.0 * h * f) + 2.0 * vocab * h;
+    const double ungated = layers * (attention + 2.0 * h * f) + vocab * h;
+    const double stated = *parameters_billion * 1e9;
+    return std::abs(gated - stated) < std::abs(ungated - stated);
+}
 }  // namespace
 
 ValidationCase validation_case(const json& row, const std::string& origin) {
@@ -423,9 +438,14 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     m.num_kv_heads = count("num_kv_heads").value_or(m.num_attention_heads);
     if (!get("num_kv_heads")) assume("kv heads = heads");
     const std::string act = text_of(row, "activation");
-    if (act.empty()) assume("GeLU (GPT family)");
     // A gated MLP (three weight matrices) whatever its gate's nonlinearity: the FLOPs follow the matrices.
-    m.activation = contains(act, "glu") || contains(act, "silu") ? Activation::swiglu : Activation::gelu;
+    bool gated = contains(act, "glu") || contains(act, "silu") || contains(act, "swish");
+    if (act.empty()) {
+        gated = parameters_say_gated(m, get("num_layers").value_or(0), count("ffn_hidden_size"),
+                                     double(count("vocab_size").value_or(50257)), get("parameters_b"));
+        assume(gated ? "gated MLP, Llama family (its parameter count)" : "GeLU (GPT family)");
+    }
+    m.activation = gated ? Activation::swiglu : Activation::gelu;
     const bool gpt = m.activation == Activation::gelu;
     m.norm = gpt ? Norm::layernorm : Norm::rmsnorm;
     m.position_embedding = gpt ? PositionEmbedding::learned : PositionEmbedding::rope;

@@ -661,6 +661,23 @@ TEST(Validate, RowsMayComeWrappedInAnObject) {
     }
 }
 
+TEST(Validate, NullActivationFollowsTheParameterCount) {
+    // R1: Llama 3 8B's shapes (32 layers, 4096 wide, 8 KV heads, MLP 14336, vocab 128256) count 8.0B
+    // with a gated MLP and untied embeddings, 5.6B with a two-matrix one: a row stating 8.0B is gated.
+    json row = megatron_row();
+    row["num_layers"] = 32, row["hidden_size"] = 4096, row["num_attention_heads"] = 32, row["num_kv_heads"] = 8;
+    row["ffn_hidden_size"] = 14336, row["vocab_size"] = 128256, row["activation"] = nullptr;
+    row["tensor_parallel"] = 1, row["pipeline_parallel"] = 1, row["data_parallel"] = nullptr;
+    row["parameters_b"] = 8.0;
+    EXPECT_EQ(validation_case(row, "test").model.activation, Activation::swiglu);
+    row["parameters_b"] = 5.6;
+    EXPECT_EQ(validation_case(row, "test").model.activation, Activation::gelu);
+    row["parameters_b"] = nullptr;  // nothing to tell them apart: the GPT default
+    EXPECT_EQ(validation_case(row, "test").model.activation, Activation::gelu);
+    row["activation"] = "swish";  // HF's name for SiLU, the gate of SwiGLU
+    EXPECT_EQ(validation_case(row, "test").model.activation, Activation::swiglu);
+}
+
 TEST(Validate, NullBatchComesFromItsTokens) {
     json row = megatron_row();
     row["global_batch_size"] = nullptr;
