@@ -45,10 +45,13 @@ const std::vector<std::string>& validation_rules() {
         "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default); null global_batch_size = "
         "global_batch_tokens / seq_length; a global batch that dp x microbatch does not divide, within 2% of one "
         "it does, is rounded to that one.",
-        "R3 memory sharding: \"ZeRO-k\" (also \"ZeRO k\", \"ZeRO stage k\", zero_stage k) = stage k; FSDP / "
-        "FULL_SHARD / HYBRID_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; Megatron's distributed optimizer "
-        "(--use-distributed-optimizer, NeMo's distributed_fused_adam) = ZeRO-1; \"none\" = 0; null = 0, except "
-        "that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) implies ZeRO-1.",
+        "R3 memory sharding: \"ZeRO-k\" (also \"ZeRO k\", \"ZeRO stage k\", zero_stage k, or a stage named beside "
+        "ZeRO: \"ZeRO++ (stage 3)\") = stage k; FSDP / FULL_SHARD / HYBRID_SHARD / HSDP / \"fully sharded\" = ZeRO-3, "
+        "SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; Megatron's distributed optimizer (--use-distributed-optimizer, "
+        "NeMo's distributed_fused_adam) and fairscale's optimizer state sharding (OSS) = ZeRO-1; \"none\" = 0; null "
+        "= 0, except that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) "
+        "implies ZeRO-1. CPU or NVMe offload (ZeRO-Offload, ZeRO-Infinity) is not modelled: such a row is listed "
+        "as not modelled.",
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "(or no, false, off, \"no activation checkpointing\") or null = none; checkpointing named without a "
         "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
@@ -222,11 +225,19 @@ std::optional<int> stated_zero_stage(const std::string& text) {
     if (contains(text, "NO_SHARD")) return 0;       // FSDP as plain DDP
     // HYBRID_SHARD (sharded inside a node, replicated across) is taken as ZeRO-3 over every rank,
     // which understates its memory: the simulator has no shard group smaller than data parallelism.
-    if (contains(text, "FSDP") || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD")) return 3;
-    // The leftmost stage named: "ZeRO-1", "ZeRO 3", "ZeRO stage 2", "zero_stage: 1", "ZeRO3".
+    if (contains(text, "FSDP") || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD") || contains(text, "HSDP") ||
+        contains(text, "fully sharded"))
+        return 3;
+    // The leftmost stage named: "ZeRO-1", "ZeRO 3", "ZeRO stage 2", "zero_stage: 1", "ZeRO3"; in a
+    // text that names ZeRO, a stage named apart from it ("ZeRO++ (stage 3)", "ZeRO-Offload, stage 2").
     static const std::regex stage(R"(\bzero[\s_-]*(?:stage[\s_:=-]*)?([0-3])\b)", std::regex::icase);
+    static const std::regex stage_apart(R"(\bstage[\s_:=-]*([0-3])\b)", std::regex::icase);
     std::smatch m;
     if (std::regex_search(text, m, stage)) return std::stoi(m[1]);
+    if (contains(text, "zero") && std::regex_search(text, m, stage_apart)) return std::stoi(m[1]);
+    // fairscale's optimizer state sharding (OSS) shards the optimizer state: ZeRO-1.
+    static const std::regex oss(R"(optimi[sz]er state shard|\bOSS\b)", std::regex::icase);
+    if (std::regex_search(text, oss)) return 1;
     // Megatron's distributed optimizer (--use-distributed-optimizer; NeMo's mcore_distributed_optim
     // and distributed_fused_adam) shards the optimizer state: ZeRO-1.
     for (const char* name : {"distributed optim", "distributed-optim", "distributed_optim", "distributed_fused_adam"})
@@ -499,6 +510,12 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
 
     // R3
     const std::string zero = text_of(row, "zero_or_fsdp");
+    // ZeRO-Offload and ZeRO-Infinity run the optimizer on the CPU and stream states over PCIe or
+    // from NVMe: no cost here describes that, so the row is reported, not predicted (as R14).
+    static const std::regex offload(R"(offload|\binfinity\b|\bnvme\b)", std::regex::icase);
+    if (std::regex_search(zero, offload))
+        throw input_error(origin, where + ".zero_or_fsdp", "sharding on the GPUs (CPU and NVMe offload are not modelled)",
+                          "\"" + zero + "\"");
     if (const std::optional<int> stage = stated_zero_stage(zero)) p.zero_stage = *stage;
     else if (zero.empty() && contains(stated, "--overlap-param-gather")) {
         p.zero_stage = 1;

@@ -678,6 +678,16 @@ TEST(Validate, NullActivationFollowsTheParameterCount) {
     EXPECT_EQ(validation_case(row, "test").model.activation, Activation::swiglu);
 }
 
+TEST(Validate, OffloadedOptimizerStatesAreNotModelled) {
+    // R3: ZeRO-Offload and ZeRO-Infinity move the optimizer to the CPU or NVMe; the row is reported.
+    json row = megatron_row();
+    row["zero_or_fsdp"] = "ZeRO-Offload (stage 2, optimizer on the CPU)";
+    const auto rep = validate_runs(json::array({row, megatron_row()}), "runs.json");
+    EXPECT_FALSE(rep.rows[0].modelable);
+    EXPECT_NE(rep.rows[0].skipped_because.find("zero_or_fsdp"), std::string::npos) << rep.rows[0].skipped_because;
+    EXPECT_TRUE(rep.rows[1].modelable);
+}
+
 TEST(Validate, NullBatchComesFromItsTokens) {
     json row = megatron_row();
     row["global_batch_size"] = nullptr;
@@ -695,6 +705,11 @@ TEST(Validate, ZeroStageIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(stated_zero_stage("ZeRO 1"), 1);
     EXPECT_EQ(stated_zero_stage("ZeRO3"), 3);
     EXPECT_EQ(stated_zero_stage("PyTorch FSDP FULL_SHARD (mixed-precision mode DEFAULT)"), 3);
+    EXPECT_EQ(stated_zero_stage("HSDP, sharded within a node"), 3);
+    EXPECT_EQ(stated_zero_stage("fully sharded data parallel"), 3);
+    EXPECT_EQ(stated_zero_stage("DeepSpeed ZeRO++ (stage 3, hpZ)"), 3);
+    EXPECT_EQ(stated_zero_stage("fairscale optimizer state sharding (OSS)"), 1);
+    EXPECT_EQ(stated_zero_stage("pipeline stage 2 of 4"), std::nullopt);  // a stage without ZeRO is no ZeRO stage
     EXPECT_EQ(stated_zero_stage("FSDP2, 64 ranks"), 3);
     EXPECT_EQ(stated_zero_stage("FSDP SHARD_GRAD_OP"), 2);
     EXPECT_EQ(stated_zero_stage("FSDP NO_SHARD"), 0);
