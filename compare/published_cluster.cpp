@@ -65,9 +65,10 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     // The fabric's taper, where the text names one: "2:1 oversubscribed", "1:2 blocking".
     double oversubscription = 0;
     if (in_t("oversub") || in_t("blocking") || in_t("taper")) {
-        if (std::regex_search(t, m, std::regex(R"((\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?))")))
-            oversubscription = std::max(std::stod(m[1]), std::stod(m[2])) / std::max(1e-9, std::min(std::stod(m[1]), std::stod(m[2])));
-        else if (in_t("non-blocking") || in_t("nonblocking"))
+        if (std::regex_search(t, m, std::regex(R"((\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?))"))) {
+            const double a = std::stod(m[1]), b = std::stod(m[2]);  // "2:1" or "1:2" alike
+            oversubscription = std::max(a, b) / std::max(1e-9, std::min(a, b));
+        } else if (in_t("non-blocking") || in_t("nonblocking"))
             oversubscription = 1;
     }
     auto network = [&](int nics, double nic_GBps) { return NodeNetwork{nics, nic_GBps, oversubscription}; };

@@ -356,10 +356,13 @@ int gated_ffn_width(const ModelSpec& m, double vocab, std::optional<double> para
 bool parameters_say_gated(const ModelSpec& m, double layers, std::optional<std::int64_t> ffn, double vocab,
                           std::optional<double> parameters_billion) {
     if (!ffn || !parameters_billion || layers <= 0) return false;
-    const double h = m.hidden_size, head = m.head_dim, f = double(*ffn);
-    const double attention = 2.0 * h * m.num_attention_heads * head + 2.0 * h * m.num_kv_heads * head;
-    const double gated = layers * (attention + 3.0 * h * f) + 2.0 * vocab * h;
-    const double ungated = layers * (attention + 2.0 * h * f) + vocab * h;
+    ModelSpec llama = m, gpt = m;
+    llama.ffn_hidden_size = gpt.ffn_hidden_size = int(*ffn);
+    llama.activation = Activation::swiglu;
+    gpt.activation = Activation::gelu;
+    const double h = m.hidden_size;
+    const double gated = layers * double(layer_matmul_weights(llama)) + 2.0 * vocab * h;
+    const double ungated = layers * double(layer_matmul_weights(gpt)) + vocab * h;
     const double stated = *parameters_billion * 1e9;
     return std::abs(gated - stated) < std::abs(ungated - stated);
 }
@@ -855,8 +858,7 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
     } else if (tf) {
         const bool with_recompute = contains(def, "INCLUDES") || contains(def, "incl. recomput");
         v.metric = with_recompute ? PublishedMetric::hardware_tflops_per_gpu : PublishedMetric::model_tflops_per_gpu;
-        const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute,
-                                       recomputed_layer_fraction(c.plan, c.model.num_layers));
+        const auto f = flops_per_token(c.model, c.plan);
         const double flops = (with_recompute ? f.hardware : f.model) * tokens;
         v.published = *tf;
         v.predicted = flops / (step * gpus) / units::TFLOP;
@@ -868,8 +870,7 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
         published_step = implied_mfu(c, 1.0) / v.published;
     } else if (hfu) {
         // Hardware FLOPs count what recomputation runs again: HFU = MFU x hardware / model FLOPs.
-        const auto f = flops_per_token(c.model, c.plan.seq_length, c.plan.recompute,
-                                       recomputed_layer_fraction(c.plan, c.model.num_layers));
+        const auto f = flops_per_token(c.model, c.plan);
         const double hardware_per_model = f.hardware / f.model;
         v.metric = PublishedMetric::hfu;
         v.published = utilization(*hfu, "hfu_percent");

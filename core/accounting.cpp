@@ -65,4 +65,8 @@ FlopsPerToken flops_per_token(const ModelSpec& m, int s, Recompute recompute, do
     return f;
 }
 
+FlopsPerToken flops_per_token(const ModelSpec& m, const Plan& p) {
+    return flops_per_token(m, p.seq_length, p.recompute, recomputed_layer_fraction(p, m.num_layers));
+}
+
 }  // namespace tessel

@@ -12,6 +12,7 @@
 
 #include "core/model_spec.h"
 #include "core/options.h"
+#include "core/plan.h"
 
 namespace tessel {
 
@@ -44,6 +45,8 @@ struct FlopsPerToken {
 // `recomputed_fraction`: the share of layers full recompute repeats (recomputed_layer_fraction).
 FlopsPerToken flops_per_token(const ModelSpec& m, int seq_length, Recompute recompute = Recompute::none,
                               double recomputed_fraction = 1.0);
+// A plan's step: its sequence length and recompute mode, under block recompute its share of layers.
+FlopsPerToken flops_per_token(const ModelSpec& m, const Plan& p);
 
 // The shapes of one layer's weights, for `inspect`.
 struct LayerShape {

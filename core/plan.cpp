@@ -103,11 +103,16 @@ json to_json(const Plan& p) {
     return j;
 }
 
+int layers_in_recompute_mode(const Plan& p, int chunk_layers) {
+    return p.recompute == Recompute::full && p.recompute_layers > 0 ? std::min(chunk_layers, p.recompute_layers)
+                                                                      : chunk_layers;
+}
+
 double recomputed_layer_fraction(const Plan& p, int num_layers) {
     if (p.recompute_layers <= 0 || num_layers <= 0) return 1.0;
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     int recomputed = 0;
-    for (int layers : layers_per_chunk(num_layers, p.pp, v)) recomputed += std::min(layers, p.recompute_layers);
+    for (int layers : layers_per_chunk(num_layers, p.pp, v)) recomputed += layers_in_recompute_mode(p, layers);
     return double(recomputed) / num_layers;
 }
 

@@ -52,8 +52,12 @@ std::vector<int> layers_per_chunk(int num_layers, int pp, int virtual_stages);
 // with first/last_stage_less_layers; Llama 3 405B trained its 126 layers on 16 stages that way.
 bool pipeline_split_supported(int num_layers, int pp, int virtual_stages);
 
+// Of a model chunk's `chunk_layers` layers, how many run under the plan's recompute mode, first in
+// the chunk: all of them, except under full recompute with recompute_layers N > 0 (Megatron's block
+// method), which recomputes the first N and leaves the rest keeping every activation.
+int layers_in_recompute_mode(const Plan& p, int chunk_layers);
 // Share of the model's transformer layers whose forward is recomputed under full recompute (1 when
-// recompute_layers is 0): recompute_layers of each chunk of layers_per_chunk, at most all of them.
+// recompute_layers is 0): layers_in_recompute_mode of each chunk of layers_per_chunk.
 double recomputed_layer_fraction(const Plan& p, int num_layers);
 
 Recompute parse_recompute(const std::string& s);

@@ -43,7 +43,7 @@ DeviceArray<int> upload_ids(const LayerContext& ctx, const std::vector<int>& ids
 }  // namespace
 
 ModelChunk::ModelChunk(const ModelSpec& m, const Plan& plan, const ChunkPlacement& where, int tp_size, int tp_rank)
-    : where_(where) {
+    : where_(where), layers_in_recompute_mode_(std::size_t(layers_in_recompute_mode(plan, where.num_layers))) {
     const bool sp = plan.sequence_parallel;
     if (where_.first()) {
         token_buffer_ = std::make_unique<ParamBuffer>("embedding.wte");
@@ -88,16 +88,11 @@ void ModelChunk::materialize(const DeviceMemory& mem, int zero_stage, Communicat
     for (ParamBuffer* b : buffers()) b->materialize(mem, zero_stage, dp, seed);
 }
 
-namespace {
-// Megatron's block recompute: the first recompute_layers layers of a chunk are recomputed in the
-// backward, the others keep their activations.
-LayerContext layer_context(const LayerContext& ctx, std::size_t layer) {
+LayerContext ModelChunk::layer_context(const LayerContext& ctx, std::size_t i) const {
     LayerContext c = ctx;
-    if (c.recompute == Recompute::full && c.recompute_layers > 0 && layer >= std::size_t(c.recompute_layers))
-        c.recompute = Recompute::none;
+    if (i >= layers_in_recompute_mode_) c.recompute = Recompute::none;  // block recompute keeps these
     return c;
 }
-}  // namespace
 
 DeviceArray<float> ModelChunk::forward(const LayerContext& ctx, int mb, DeviceArray<float> x,
                                        const MicrobatchTokens& tokens, float dloss, double* loss_sum) {

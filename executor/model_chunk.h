@@ -53,7 +53,12 @@ private:
         HeadSaved head;
     };
 
+    // A layer context for layer i: the plan's recompute for the first layers_in_recompute_mode_
+    // (all but under block recompute), none for the rest.
+    LayerContext layer_context(const LayerContext& ctx, std::size_t i) const;
+
     ChunkPlacement where_;
+    std::size_t layers_in_recompute_mode_ = 0;
     std::unique_ptr<ParamBuffer> token_buffer_, position_buffer_, head_buffer_;
     std::vector<std::unique_ptr<ParamBuffer>> layer_buffers_;
     std::vector<LayerWeights> layers_;

@@ -147,7 +147,6 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     ctx.cp = p.cp > 1 ? g.cp.get() : nullptr;
     ctx.sequence_parallel = p.sequence_parallel;
     ctx.recompute = p.recompute;
-    ctx.recompute_layers = p.recompute_layers;
 
     // ---- this rank's chunks: chunk c holds model stage c·pp + pp_rank ----
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
@@ -288,7 +287,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     r.data = o.data_path.empty() ? "synthetic" : o.data_path;
     r.step_time_s = median_after(r.step_times_s, r.warmup_steps);
     r.tokens_per_step = global_tokens;
-    const FlopsPerToken f = flops_per_token(m, p.seq_length, p.recompute, recomputed_layer_fraction(p, m.num_layers));
+    const FlopsPerToken f = flops_per_token(m, p);
     r.model_flops_per_token = f.model;
     r.hardware_flops_per_token = f.hardware;
     r.peak_tflops_used = peak;

@@ -154,11 +154,9 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         double live = 0, peak = 0;
         for (const auto& a : schedule[r]) {
             const int stage = a.chunk * p.pp + r;
-            // Block recompute stores the recomputed layers' inputs only; the rest keep everything.
-            const int recomputed = p.recompute == Recompute::full && p.recompute_layers > 0
-                                       ? std::min(layers[stage], p.recompute_layers)
-                                       : layers[stage];
-            double bytes = recomputed * stored + (layers[stage] - recomputed) * full_layer;
+            // Block recompute leaves the chunk's last layers keeping everything.
+            const int in_mode = layers_in_recompute_mode(p, layers[stage]);
+            double bytes = in_mode * stored + (layers[stage] - in_mode) * full_layer;
             if (stage == chunks - 1) bytes += logits + E * sb * m.hidden_size;  // final norm input
             live += a.op == PipelineOp::forward ? bytes : -bytes;
             peak = std::max(peak, live);

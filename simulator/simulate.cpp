@@ -50,13 +50,13 @@ std::vector<int> group_ranks(const RankCoords& base, const Plan& p, std::initial
     return ranks;
 }
 
-// The blocks a model stage runs, in forward order. With block recompute (recompute_layers > 0) the
-// first recompute_layers layers repeat their forward in the backward and the rest are `kept`.
-std::vector<const BlockCost*> stage_blocks(const BlockModels& b, const BlockCost& kept, int recompute_layers, int stage,
+// The blocks a model stage runs, in forward order: its first `in_mode` layers under the plan's
+// recompute mode, the rest (block recompute leaves them out) as `kept`.
+std::vector<const BlockCost*> stage_blocks(const BlockModels& b, const BlockCost& kept, int in_mode, int stage,
                                            int stages, int layers) {
     std::vector<const BlockCost*> out;
     if (stage == 0) out.push_back(&b.embedding);
-    for (int i = 0; i < layers; ++i) out.push_back(recompute_layers > 0 && i >= recompute_layers ? &kept : &b.layer);
+    for (int i = 0; i < layers; ++i) out.push_back(i < in_mode ? &b.layer : &kept);
     if (stage == stages - 1) out.push_back(&b.head);
     return out;
 }
@@ -105,7 +105,7 @@ double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Pla
     const HardwareEfficiency e = hardware_efficiency(c);
     const double best = std::max({e.gemm_max_efficiency, e.attention_forward_efficiency, e.attention_backward_efficiency,
                                   e.attention_cudnn_forward_efficiency, e.attention_cudnn_backward_efficiency});
-    const auto f = flops_per_token(m, p.seq_length, p.recompute, recomputed_layer_fraction(p, m.num_layers));
+    const auto f = flops_per_token(m, p);
     const double tokens = double(p.global_batch_size) * p.seq_length;
     const double work = f.hardware * tokens / p.world_size() / (c.gpu.peak(p.precision) * units::TFLOP * best);
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
@@ -162,7 +162,6 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const BlockModels blocks = block_models(m, p, gpu, tp_group, cp_ring, overlap);
     BlockCost kept_layer = blocks.layer;  // a layer block recompute leaves out
     kept_layer.recompute = PassCost{};
-    const int recompute_layers = p.recompute == Recompute::full ? p.recompute_layers : 0;
 
     // ---- each stage's forward and backward ----
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
@@ -194,7 +193,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
     std::vector<KernelKindTimes> rank_kernels(p.pp);  // one microbatch through each rank's stages
     for (int s = 0; s < stages; ++s) {
-        const auto list = stage_blocks(blocks, kept_layer, recompute_layers, s, stages, layers[s]);
+        const auto list = stage_blocks(blocks, kept_layer, layers_in_recompute_mode(p, layers[s]), s, stages, layers[s]);
         KernelKindTimes& kernels = rank_kernels[s % p.pp];
         for (const BlockCost* b : list)
             for (const PassCost* pass : {&b->forward, &b->backward, &b->recompute}) {
@@ -279,7 +278,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     r.kernel_time_s = {per_microbatch.gemm * in.microbatches, per_microbatch.attention * in.microbatches,
                        per_microbatch.memory_bound * in.microbatches + t.optimizer};
 
-    const auto f = flops_per_token(m, p.seq_length, p.recompute, recomputed_layer_fraction(p, m.num_layers));
+    const auto f = flops_per_token(m, p);
     const double tokens = double(p.global_batch_size) * p.seq_length;
     const double peak = c.gpu.peak(p.precision) * units::TFLOP;
     r.tokens_per_s = tokens / r.step_time_s;

@@ -39,7 +39,6 @@ struct LayerContext {
     LayerDims dims;
     bool sequence_parallel = false;
     Recompute recompute = Recompute::none;
-    int recompute_layers = 0;  // full recompute of the first N layers of each chunk only; 0: all (Plan)
     float rope_theta = 10000.0f;  // the model's RoPE base (ModelSpec::rope_theta)
 
     DeviceArray<float> floats(std::size_t n, bool zeroed = false) const {
