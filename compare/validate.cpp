@@ -339,17 +339,25 @@ const char* to_string(PublishedMetric m) {
 // 2/3 of 4h rounded up to 256: SwiGLU at the parameters of a 4h two-matrix MLP (Shazeer 2020, "GLU
 // Variants Improve Transformer"), as Llama's configurations set it (multiple_of 256).
 namespace {
+// How messages name a row: its name, cut at 80 characters.
+std::string row_where(const std::string& name) {
+    return name.size() <= 80 ? fmt::format("row '{}'", name) : fmt::format("row '{}...'", name.substr(0, 80));
+}
+
 int gated_ffn_width(const ModelSpec& m, double vocab, std::optional<double> parameters_billion) {
-    const double h = m.hidden_size, head = m.head_dim;
+    const double h = m.hidden_size;
     auto to_256 = [](double w) { return std::max(256, int(std::lround(w / 256.0)) * 256); };
     const int convention = (int(std::ceil(8.0 * h / 3.0)) + 255) / 256 * 256;
     if (!parameters_billion || m.num_layers <= 0) return convention;
-    const double attention = 2.0 * h * m.num_attention_heads * head + 2.0 * h * m.num_kv_heads * head;
+    ModelSpec no_mlp = m;  // the layer's attention weights: its GEMM weights without an MLP
+    no_mlp.ffn_hidden_size = 0;
+    const double attention = double(layer_matmul_weights(no_mlp));
     const double per_layer = (*parameters_billion * 1e9 - 2.0 * vocab * h) / m.num_layers;
     const double width = (per_layer - attention) / (3.0 * h);
     if (!(width >= h && width <= 8.0 * h)) return convention;
     return to_256(width);
 }
+
 // R1: whether a row that names no activation has a gated MLP: with its MLP width and parameter
 // count stated, the family whose layout counts closer to the parameters (the Llama family: three
 // matrices, untied embeddings; the GPT family: two, tied). Without them, no.
@@ -373,8 +381,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     ValidationCase c;
     c.name = text_of(row, "name");
     if (c.name.empty()) throw input_error(origin, "name", "a run name in every row");
-    const std::string where =
-        c.name.size() <= 80 ? fmt::format("row '{}'", c.name) : fmt::format("row '{}...'", c.name.substr(0, 80));
+    const std::string where = row_where(c.name);
     for (auto it = row.begin(); it != row.end(); ++it)
         if (it->is_string() && it->get_ref<const std::string&>().size() > kMaxRowText)
             throw input_error(origin, fmt::format("{}.{}", where, it.key()),
@@ -822,7 +829,7 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
     // is the row's error, as a field validation_case cannot read is: the file's other rows still run.
     std::optional<double> tps, it, tf, mfu, hfu;
     try {
-        const std::string where = fmt::format("row '{}'", v.name);
+        const std::string where = row_where(v.name);
         auto positive = [&](const char* key) {
             const std::optional<double> x = number_of(row, key, origin, where);
             if (x && !(*x > 0))
