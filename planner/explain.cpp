@@ -14,6 +14,13 @@ double exposed_comm(const TimeBreakdown& t) {
     return t.tp_comm_exposed + t.cp_comm_exposed + t.pp_comm_exposed + t.dp_comm_exposed;
 }
 
+// "full", or "full (first 3 layers of each chunk)" under block recompute.
+std::string recompute_words(const Plan& p) {
+    if (p.recompute == Recompute::full && p.recompute_layers > 0)
+        return fmt::format("full (first {} layers of each chunk)", p.recompute_layers);
+    return to_string(p.recompute);
+}
+
 std::string plan_cell(const Plan& p) {
     std::string s = fmt::format("tp{} pp{} dp{}", p.tp, p.pp, p.dp);
     if (p.cp > 1) s += fmt::format(" cp{}", p.cp);
@@ -21,6 +28,7 @@ std::string plan_cell(const Plan& p) {
     if (p.virtual_stages > 1) s += fmt::format(" v{}", p.virtual_stages);
     if (p.sequence_parallel) s += " sp";
     if (p.recompute != Recompute::none) s += p.recompute == Recompute::full ? " rc-full" : " rc-sel";
+    if (p.recompute == Recompute::full && p.recompute_layers > 0) s += fmt::format("{}", p.recompute_layers);
     return s;
 }
 
@@ -40,8 +48,8 @@ std::vector<std::string> plan_differences(const Plan& a, const Plan& b) {
     if (a.sequence_parallel != b.sequence_parallel)
         out.push_back(fmt::format("sequence parallel {} vs {}", a.sequence_parallel ? "on" : "off",
                                   b.sequence_parallel ? "on" : "off"));
-    if (a.recompute != b.recompute)
-        out.push_back(fmt::format("recompute {} vs {}", to_string(a.recompute), to_string(b.recompute)));
+    if (a.recompute != b.recompute || a.recompute_layers != b.recompute_layers)
+        out.push_back(fmt::format("recompute {} vs {}", recompute_words(a), recompute_words(b)));
     if (a.placement != b.placement) out.push_back(fmt::format("placement {} vs {}", a.placement, b.placement));
     return out;
 }

@@ -32,6 +32,10 @@ int placement_index(const std::string& s) {
     return 0;
 }
 
+// Group.recompute beyond Recompute's values: full recompute of the fewest leading layers of each
+// chunk that fit (Megatron's --recompute-method block), chosen per ZeRO stage when evaluated.
+constexpr std::int8_t kBlockRecompute = 3;
+
 // One point of the space without its ZeRO stage: the unit the bound is computed and sorted on.
 struct Group {
     std::int32_t tp, pp, cp, dp, mb, v;
@@ -50,7 +54,7 @@ Plan plan_of(const Group& g, const PlanRequest& req, int zero) {
     p.microbatch_size = g.mb;
     p.virtual_stages = g.v;
     p.schedule = g.v > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-    p.recompute = Recompute(g.recompute);
+    p.recompute = g.recompute == kBlockRecompute ? Recompute::full : Recompute(g.recompute);
     p.sequence_parallel = g.sp;
     p.placement = kPlacements[int(g.placement)];
     p.zero_stage = zero;
@@ -119,7 +123,11 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                     std::vector<int> sp_options{0, 1};
                     if (tp == 1 || limits.sequence_parallel == SpaceLimits::SequenceParallel::off) sp_options = {0};
                     else if (limits.sequence_parallel == SpaceLimits::SequenceParallel::with_tp) sp_options = {1};
-                    const long long per_v = 3LL * (long long)sp_options.size() * (long long)orders.size() * count_bits(zeros);
+                    // Block recompute only serves time: it never needs less memory than full.
+                    const int recompute_kinds =
+                        limits.block_recompute && objective != Objective::memory ? kBlockRecompute + 1 : 3;
+                    const long long per_v =
+                        (long long)recompute_kinds * (long long)sp_options.size() * (long long)orders.size() * count_bits(zeros);
                     auto mbs = microbatch_sizes(req.global_batch_size, dp);
                     auto vs = virtual_stage_counts(m.num_layers, pp);
                     if (!limits.interleaving) vs = {1};
@@ -161,7 +169,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                             if (params.empty()) params = {parameters_on_rank(m, probe, 0), parameters_on_rank(m, probe, pp - 1)};
                             g.params_first = params[0];
                             g.params_last = params[1];
-                            for (int rc = 0; rc < 3; ++rc)
+                            for (int rc = 0; rc < recompute_kinds; ++rc)
                                 for (int sp : sp_options) {
                                     g.recompute = std::int8_t(rc);
                                     g.sp = std::int8_t(sp);
@@ -176,7 +184,11 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                                     for (const auto& order : orders) {
                                         g.placement = std::int8_t(placement_index(order));
                                         probe = plan_of(g, req, 0);
-                                        g.step_bound = bound(probe);
+                                        // Block recompute re-runs a subset of full's layers: the
+                                        // bound without recompute holds for it.
+                                        Plan timed = probe;
+                                        if (g.recompute == kBlockRecompute) timed.recompute = Recompute::none;
+                                        g.step_bound = bound(timed);
                                         // The key bounds every ZeRO stage: memory's is smallest with
                                         // the most sharding (the last stage tried).
                                         double memory_key = 0;
@@ -196,11 +208,11 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
 bool same_but_placement(const SimulationResult& a, const SimulationResult& b) {
     const Plan &x = a.plan, &y = b.plan;
     const bool same_plan = std::tie(x.tp, x.pp, x.dp, x.cp, x.zero_stage, x.microbatch_size, x.global_batch_size,
-                                    x.seq_length, x.virtual_stages, x.sequence_parallel, x.recompute, x.schedule,
-                                    x.precision) ==
+                                    x.seq_length, x.virtual_stages, x.sequence_parallel, x.recompute,
+                                    x.recompute_layers, x.schedule, x.precision) ==
                            std::tie(y.tp, y.pp, y.dp, y.cp, y.zero_stage, y.microbatch_size, y.global_batch_size,
-                                    y.seq_length, y.virtual_stages, y.sequence_parallel, y.recompute, y.schedule,
-                                    y.precision);
+                                    y.seq_length, y.virtual_stages, y.sequence_parallel, y.recompute,
+                                    y.recompute_layers, y.schedule, y.precision);
     return same_plan && std::abs(a.step_time_s - b.step_time_s) <= 1e-9 * a.step_time_s &&
            a.memory_GiB.peak == b.memory_GiB.peak;
 }
@@ -258,7 +270,7 @@ class MemoryCache {
 public:
     double peak_GiB(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
         const auto key = std::make_tuple(p.tp, p.pp, p.cp, p.dp, p.microbatch_size, p.virtual_stages,
-                                         int(p.recompute), p.sequence_parallel, p.zero_stage);
+                                         int(p.recompute), p.recompute_layers, p.sequence_parallel, p.zero_stage);
         {
             std::lock_guard<std::mutex> lock(mutex_);
             auto it = cache_.find(key);
@@ -272,7 +284,7 @@ public:
 
 private:
     std::mutex mutex_;
-    std::map<std::tuple<int, int, int, int, int, int, int, bool, int>, double> cache_;
+    std::map<std::tuple<int, int, int, int, int, int, int, int, bool, int>, double> cache_;
 };
 
 std::string rule_summary(const SearchResult& r) {
@@ -395,6 +407,43 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
     std::mutex error_mutex;
     std::exception_ptr error;
 
+    // Block recompute of a plan (full recompute, recompute_layers 0): the fewest leading layers of
+    // each chunk whose recompute makes it fit (memory falls as layers are added). None when the plan
+    // fits without recompute (that plan is faster and is ranked on its own: dominated) or only
+    // with every layer recomputed (full recompute's own plan).
+    struct BlockChoice {
+        int layers = 0;
+        bool dominated = false;
+    };
+    auto fewest_recomputed_layers = [&](const Plan& full) {
+        BlockChoice choice;
+        Plan p = full;
+        p.recompute = Recompute::none;
+        if (memory.peak_GiB(m, c, p, sim) <= usable) {
+            choice.dominated = true;
+            return choice;
+        }
+        const auto chunks = layers_per_chunk(m.num_layers, full.pp, full.virtual_stages);
+        const int most = *std::max_element(chunks.begin(), chunks.end());
+        p.recompute = Recompute::full;
+        auto fits = [&](int layers) {
+            p.recompute_layers = layers;
+            return memory.peak_GiB(m, c, p, sim) <= usable;
+        };
+        if (most < 2 || !fits(most - 1)) {
+            choice.dominated = most < 2;
+            return choice;
+        }
+        int lo = 1, hi = most - 1;  // hi fits
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (fits(mid)) hi = mid;
+            else lo = mid + 1;
+        }
+        choice.layers = hi;
+        return choice;
+    };
+
     auto evaluate = [&](const Group& g) {
         const int world = g.tp * g.pp * g.cp * g.dp;
         const double threshold = top.threshold();
@@ -404,12 +453,16 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
         }
         for (int zero = 0; zero < 4; ++zero) {
             if (!(g.zeros & (1 << zero))) continue;
-            const Plan p = plan_of(g, req, zero);
-            const double t = std::max(g.step_bound, step_time_lower_bound(m, c, p));
+            Plan p = plan_of(g, req, zero);
+            const bool block = g.recompute == kBlockRecompute;
+            Plan timed = p;
+            if (block) timed.recompute = Recompute::none;
+            const double t = std::max(g.step_bound, step_time_lower_bound(m, c, timed));
+            // Block recompute holds more than full recompute: full's bound holds for it.
             const double mem_lb = memory_lower_bound_GiB(m, p, g.params_first, g.params_last);
             if (mem_lb > usable) {
                 ++pruned_memory;
-                misses.offer(p, mem_lb);
+                if (!block) misses.offer(p, mem_lb);
                 continue;
             }
             if (by_memory && mem_lb > top.threshold()) {
@@ -420,10 +473,18 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
                 ++pruned_bound;
                 continue;
             }
+            if (block) {
+                const BlockChoice choice = fewest_recomputed_layers(p);
+                if (choice.layers == 0) {
+                    ++(choice.dominated ? pruned_bound : pruned_memory);
+                    continue;
+                }
+                p.recompute_layers = choice.layers;
+            }
             const double peak = memory.peak_GiB(m, c, p, sim);
             if (peak > usable) {
                 ++pruned_memory;
-                misses.offer(p, peak);
+                if (!block) misses.offer(p, peak);
                 continue;
             }
             if (by_memory && peak > top.threshold()) {  // ties may still win on time

@@ -36,12 +36,14 @@ SpaceLimits limits_for(Framework f) {
             l.zero_stages.clear();
             for (int z = 0; z <= kMegatronLM.max_zero_stage; ++z) l.zero_stages.push_back(z);
             l.placement = "tp-cp-dp-pp";
+            l.block_recompute = kMegatronLM.block_recompute;
             break;
         case Framework::deepspeed:
             l.zero_with_pipeline_max1 = kDeepSpeed.max_zero_stage_with_pipeline <= 1;
             l.context_parallel = false;
             l.interleaving = kDeepSpeed.interleaves;
             if (!kDeepSpeed.megatron_sequence_parallel) l.sequence_parallel = SpaceLimits::SequenceParallel::off;
+            l.block_recompute = kDeepSpeed.block_recompute;
             l.placement = "tp-cp-dp-pp";
             break;
         case Framework::torchtitan:
@@ -51,6 +53,7 @@ SpaceLimits limits_for(Framework f) {
             l.ddp_only_1d = true;
             l.pipeline_fsdp_gathers_once = kTorchtitan.pipeline_gathers_once;
             l.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
+            l.block_recompute = kTorchtitan.block_recompute;
             l.placement = "tp-cp-dp-pp";
             break;
     }

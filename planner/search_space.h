@@ -42,10 +42,12 @@ struct SpaceLimits {
     bool pipeline_fsdp_gathers_once = false;  // with PP > 1 sharding is FSDP that keeps the gathered weights
                                               // and unsharded gradients through the step: ZeRO 1's accounting
     enum class SequenceParallel { search, off, with_tp } sequence_parallel = SequenceParallel::search;
+    bool block_recompute = true;            // full recompute of only the first N layers of each chunk
     std::string placement;                  // empty: search placements; else the framework's fixed order
 };
 // any: everything. Megatron-LM: ZeRO 0 or 1 (--use-distributed-optimizer shards the optimizer
-// state only), rank order tp-cp-dp-pp (its default RankGenerator order "tp-cp-ep-dp-pp").
+// state only), rank order tp-cp-dp-pp (its default RankGenerator order "tp-cp-ep-dp-pp"), and
+// block recompute (--recompute-method block), which DeepSpeed and torchtitan cannot express.
 // DeepSpeed (with Megatron-DeepSpeed for TP/PP): its pipeline engine runs non-interleaved 1F1B
 // and only ZeRO 0-1 with PP > 1; no ring context parallelism; no Megatron-SP; mesh order
 // model-data-pipe = tp-dp-pp. torchtitan v0.2: ZeRO 0 (DDP, data_parallel_replicate_degree),

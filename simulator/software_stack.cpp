@@ -15,14 +15,17 @@ namespace tessel {
 // 83b1e42f30 (2022-02-13) added --gradient-accumulation-fusion, on unless
 // --no-gradient-accumulation-fusion is given. train_step zeroes every model chunk's gradient
 // buffer (zero_grad_buffer) before the step's first microbatch. Its sharding is
-// --use-distributed-optimizer, which shards the optimizer state only: ZeRO-1.
+// --use-distributed-optimizer, which shards the optimizer state only: ZeRO-1. --recompute-method
+// block with --recompute-num-layers N recomputes the first N layers of each model chunk and keeps
+// the others' activations (transformer_block.py, _checkpointed_forward).
 const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .overlaps_grad_reduce = false,
                                 .overlaps_param_gather = false,
                                 .cudnn_attention = true,
                                 .grad_accumulation_fusion_date = 20220213,
-                                .max_zero_stage = 1};
+                                .max_zero_stage = 1,
+                                .block_recompute = true};
 
 // DeepSpeed (deepspeed/runtime/pipe/engine.py, bf16_optimizer.py, zero/config.py): overlap_comm
 // is off by default, and with pipeline stages the pipeline engine reduces the gradients after the

@@ -35,6 +35,7 @@ struct SoftwareStack {
     int max_zero_stage_with_pipeline = 3;     // the same with pipeline stages
     bool interleaves = true;                  // an interleaved (virtual-stage) pipeline schedule
     bool megatron_sequence_parallel = true;   // Megatron-style sequence parallelism beside TP
+    bool block_recompute = false;             // full recompute of only the first N layers of each chunk
 };
 
 extern const SoftwareStack kMegatronLM, kDeepSpeed, kLlmFoundry, kTorchtitan, kLlmC;

@@ -21,10 +21,30 @@ namespace {
 
 // Every plan of the space simulated, with the rules written out here again (heads, KV heads,
 // layers, batch, interleaving, SP) and memory judged by simulate() itself.
+// Block recompute (Megatron's --recompute-method block): where the plan without recompute does
+// not fit, the fewest leading layers per chunk that make it fit, found by trying 1, 2, ... up to
+// one less than the largest chunk (that many or more is full recompute itself).
+void add_block_plan(const ModelSpec& m, const ClusterSpec& c, Plan full, const SimulateOptions& o,
+                    std::vector<SimulationResult>& out) {
+    Plan none = full;
+    none.recompute = Recompute::none;
+    if (simulate(m, c, none, o).fits) return;
+    const int chunks = full.pp * full.virtual_stages;
+    const int largest_chunk = (m.num_layers + chunks - 1) / chunks;
+    for (int layers = 1; layers < largest_chunk; ++layers) {
+        full.recompute_layers = layers;
+        auto r = simulate(m, c, full, o);
+        if (r.fits) {
+            out.push_back(std::move(r));
+            return;
+        }
+    }
+}
+
 std::vector<SimulationResult> brute_force(const ModelSpec& m, const ClusterSpec& c, const PlanRequest& req,
-                                          double headroom) {
-    SimulateOptions o;
+                                          double headroom, SimulateOptions o = {}) {
     o.memory_headroom = headroom;
+    const bool block = true;
     std::vector<SimulationResult> out;
     const int n = req.num_gpus;
     // Inside one node every rank order meets the same NVSwitch: one order stands for all.
@@ -55,6 +75,7 @@ std::vector<SimulationResult> brute_force(const ModelSpec& m, const ClusterSpec&
                                         p.precision = req.precision;
                                         auto r = simulate(m, c, p, o);
                                         if (r.fits) out.push_back(std::move(r));
+                                        if (block && rc == Recompute::full) add_block_plan(m, c, p, o, out);
                                     }
                                 }
                     }
@@ -97,6 +118,53 @@ TEST(Search, PrunedPlansNeverBeatTheBestFound) {
     // And the search simulated a small part of the space.
     EXPECT_LT(found.simulated, (long long)fitting / 2);
     EXPECT_EQ(found.considered, found.rejected + found.pruned_memory + found.pruned_bound + found.simulated);
+}
+
+TEST(Search, BlockRecomputeOfAFewLayersWinsWhereNothingElseFits) {
+    // Llama-3-8B at 8192 tokens on 4 H100s: without recompute the fast layouts (no TP) do not fit,
+    // and recomputing a few layers of each chunk is cheaper than tensor parallelism or recomputing
+    // all 32. Brute force over the whole space, block plans included, is the reference.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 4);
+    const PlanRequest req = complete_request(m, c, 64, 8192);
+    SearchOptions o;
+    o.top_k = 1;
+    o.framework = Framework::megatron;
+    o.simulate = simulate_options_for(Framework::megatron, req.precision);
+    const SearchResult found = search_plans(m, c, req, o);
+    ASSERT_EQ(found.best.size(), 1u);
+    const Plan& win = found.best.front().plan;
+    ASSERT_EQ(win.recompute, Recompute::full) << win.describe();
+    ASSERT_GT(win.recompute_layers, 0) << win.describe();
+    ASSERT_LT(win.recompute_layers, m.num_layers / (win.pp * win.virtual_stages)) << win.describe();
+
+    SimulateOptions so = o.simulate;
+    so.memory_headroom = o.memory_headroom;
+    // One layer fewer does not fit; recomputing every layer of the same layout is slower.
+    Plan fewer = win;
+    fewer.recompute_layers -= 1;
+    if (fewer.recompute_layers == 0) fewer.recompute = Recompute::none;
+    EXPECT_FALSE(simulate(m, c, fewer, so).fits);
+    Plan all = win;
+    all.recompute_layers = 0;
+    EXPECT_LT(found.best.front().step_time_s, simulate(m, c, all, so).step_time_s);
+
+    // Megatron's layouts only (ZeRO 0-1; one node, so its rank order times like any), on its stack.
+    std::vector<SimulationResult> reference;
+    for (auto& r : brute_force(m, c, req, o.memory_headroom, o.simulate))
+        if (r.plan.zero_stage <= 1) reference.push_back(std::move(r));
+    const auto best = std::min_element(reference.begin(), reference.end(),
+                                       [](const auto& a, const auto& b) { return a.step_time_s < b.step_time_s; });
+    ASSERT_NE(best, reference.end());
+    EXPECT_NEAR(found.best.front().step_time_s, best->step_time_s, 1e-9 * best->step_time_s) << best->plan.describe();
+
+    // DeepSpeed and torchtitan cannot express it.
+    for (Framework f : {Framework::deepspeed, Framework::torchtitan}) {
+        o.framework = f;
+        o.simulate = simulate_options_for(f, req.precision);
+        o.top_k = 5;
+        for (const auto& r : search_plans(m, c, req, o).best) EXPECT_EQ(r.plan.recompute_layers, 0) << r.plan.describe();
+    }
 }
 
 TEST(Search, PrunedPlansNeverBeatTheBestFoundAcrossNodes) {
