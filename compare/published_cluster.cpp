@@ -39,7 +39,10 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
     if (has(gpu, "h100") || has(gpu, "h800")) return "dgx-h100";
     if (has(gpu, "h200")) return "dgx-h200";
     if (has(gpu, "v100")) return "dgx2-v100";
-    // GB200 is the B200 die beside a Grace CPU, clocked higher, in a 72-GPU NVLink domain.
+    // GB200 is the B200 die beside a Grace CPU, clocked higher, in a 72-GPU NVLink domain; GB300
+    // and B300 are Blackwell Ultra in the same two forms.
+    if (has(gpu, "gb300")) return "gb300-nvl72";
+    if (has(gpu, "b300")) return "dgx-b300";
     if (has(gpu, "gb200")) return "gb200-nvl72";
     if (has(gpu, "b200")) return "dgx-b200";
     return nullptr;
@@ -110,7 +113,7 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
                               int* inferred_gpus_per_node) {
     const char* preset = cluster_preset_for_gpu(gpu_type);
     if (!preset)
-        throw input_error(origin, where + ".gpu_type", "a V100, A100, A800, H100, H800, H200, B200 or GB200 GPU", "\"" + gpu_type + "\"");
+        throw input_error(origin, where + ".gpu_type", "a V100, A100, A800, H100, H800, H200, B200, GB200, B300 or GB300 GPU", "\"" + gpu_type + "\"");
     ClusterSpec c = load_cluster(preset);
     // The PCIe preset is the 80GB card; the 40GB one (its size read below) has HBM2 at 1555 GB/s
     // (A100 PCIe datasheet).

@@ -398,6 +398,15 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "at 29994 in 25.09, so part of the early Blackwell gap was the stack; what is left is the kernels "
           "reaching less of the Blackwell peaks in a training step than the single-GPU measurements the presets "
           "take, and the parallel layouts losing more on top, neither identified here.\n";
+    md += "- NeMo 26.04.01's table (`tessel validate megatron_bridge_perf_2026`, "
+          "reports/validation-megatron-bridge-2026.md: Megatron-Bridge, May 2026) runs Llama 3 70B and 3.1 405B "
+          "in FP8 on GB300 NVL72 (Blackwell Ultra), GB200 NVL72 and DGX-H100. The gb300-nvl72 preset keeps "
+          "GB200's datasheet peaks and the B200's measured kernel fractions (no GB300 kernel measurement is "
+          "published), with 279 GB per GPU and 800 Gb/s per NIC. Its three GB300 rows land within 5% "
+          "(-4.2%, -3.8%, -1.0%) and the two H100 rows within 1.5%; the two GB200 rows are 14-24% fast as in "
+          "the older tables, where GB300 ran the same 70B recipe 31% faster per GPU than GB200 (with TP 1 "
+          "instead of 2, which its memory allows). Left out: the 70B FP8 lines (CPU activation offload), NVFP4 "
+          "(not modelled) and a 405B layout with more pipeline chunks than layers.\n";
     md += "- ZeRO-3/FSDP's backward is simulated without prefetch by default: each block's weight gather waits "
           "behind the previous block's gradient reduce-scatter. FSDP does prefetch, and `tessel simulate "
           "--backward-prefetch` lays the backward out as it issues it (the next gather before this block's "

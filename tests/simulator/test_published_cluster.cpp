@@ -126,6 +126,18 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
         EXPECT_DOUBLE_EQ(b.intra_node.bandwidth_GBps, 900) << gpu;
     }
     EXPECT_DOUBLE_EQ(published_cluster("GB200 NVL72 (186GB HBM3e)", "", 8, 16, "runs.json", "row 'x'").gpu.memory_GiB, 186);
+    // Blackwell Ultra: B300 keeps B200's dense peaks (HGX B300: 2.25 BF16, 4.5 FP8 PFLOP/s per GPU),
+    // GB300 GB200's (GB300 NVL72: 180 dense BF16 PFLOP/s over 72 GPUs); both with 800 Gb/s
+    // ConnectX-8 (100 GB/s) per GPU. "GB300" names its own preset, not the B300's.
+    const ClusterSpec b300 = published_cluster("NVIDIA B300-SXM-288GB", "", 8, 16, "runs.json", "row 'x'");
+    EXPECT_EQ(b300.gpu.name, "B300-SXM");
+    EXPECT_DOUBLE_EQ(b300.gpu.peak_tflops.at(Precision::fp8), 4500);
+    EXPECT_DOUBLE_EQ(b300.inter_node.nic_bandwidth_GBps, 100);
+    const ClusterSpec gb300 = published_cluster("GB300 (DGX GB300 NVL72)", "", 64, 128, "runs.json", "row 'x'");
+    EXPECT_EQ(gb300.gpu.name, "GB300");
+    EXPECT_DOUBLE_EQ(gb300.gpu.peak_tflops.at(Precision::bf16), 2500);
+    EXPECT_EQ(gb300.gpus_per_node, 64);
+    EXPECT_EQ(gb300.inter_node.nics_per_node, 64);
     // A preset with a NIC per GPU (an NVL72 rack, a DGX B200) keeps a NIC per GPU in a node of
     // another size: a run on 64 GPUs of each rack has 64 per NVLink domain. The DGX-2 has 8 NICs for
     // its 16 V100s, and a row's 8-GPU node keeps the 8.

@@ -324,6 +324,29 @@ TEST(Validate, MegatronBridgePerfRunsAreAllModelled) {
     EXPECT_EQ(fsdp_rows, 1);  // H100 Llama 3 8B, the one FSDP line kept
 }
 
+TEST(Validate, MegatronBridge2026RunsAreAllModelled) {
+    // NeMo 26.04.01's table: Llama 3 70B and 3.1 405B on GB300 NVL72 (Blackwell Ultra), GB200 NVL72
+    // and DGX-H100. Every row loads on its own GPU's preset, GB300 and GB200 rows on 64 GPUs of each
+    // rack, with the recipe's flags (no TP overlap where there is no TP).
+    const json runs = load_json("validation", "megatron_bridge_perf_2026");
+    const auto rep = validate_builtin_set(runs, "megatron_bridge_perf_2026");
+    ASSERT_EQ(rep.rows.size(), runs.size());
+    int gb300 = 0;
+    for (const auto& row : runs) {
+        const ValidationCase c = validation_case(row, "test");
+        SCOPED_TRACE(c.name);
+        EXPECT_EQ(c.plan.precision, Precision::fp8);
+        EXPECT_FALSE(c.options.grad_reduce_in_fp32);
+        EXPECT_EQ(c.options.tp_comm_overlap, c.plan.tp > 1);
+        EXPECT_TRUE(c.options.overlap_p2p_comm);  // every line is interleaved
+        if (c.cluster.gpu.name == "GB300") {
+            ++gb300;
+            EXPECT_EQ(c.cluster.gpus_per_node, 64);
+        }
+    }
+    EXPECT_EQ(gb300, 3);
+}
+
 TEST(Validate, TorchtitanH100RunsAreAllModelled) {
     // torchtitan's H100 tables: every row loads, the interleaved 405B layout too (126 layers over
     // 8 ranks x 2 stages: 7 on the first and last stage, 8 on the 14 between).
