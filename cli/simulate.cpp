@@ -32,6 +32,7 @@ struct SimulateArgs {
     int metric_cross_entropies = 0;
     bool reduce_after_pipeline_flush = false;
     bool backward_prefetch = false;
+    bool fp8_weight_gather = false;
     bool eager_rmsnorm = false;
     bool no_dropout = false;
 };
@@ -91,6 +92,7 @@ void run_simulate(const SimulateArgs& a) {
     o.metric_cross_entropies = a.metric_cross_entropies;
     o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
     o.backward_prefetch = a.backward_prefetch;
+    o.fp8_weight_gather = a.fp8_weight_gather;
     o.eager_rmsnorm = a.eager_rmsnorm;
     o.model_dropout = !a.no_dropout;
     SimulationResult r = simulate(m, c, p, o);
@@ -154,6 +156,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--backward-prefetch", args->backward_prefetch,
                   "ZeRO-3/FSDP: each block's weight gather is issued before the previous block's gradient "
                   "reduce-scatter, beside its backward (FSDP2, BACKWARD_PRE), instead of queued behind it");
+    cmd->add_flag("--fp8-weight-gather", args->fp8_weight_gather,
+                  "fp8: sharded weights are gathered in fp8, half the bytes of bf16 (torchao's "
+                  "enable_fsdp_float8_all_gather, Megatron's --fp8-param-gather)");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")

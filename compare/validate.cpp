@@ -64,7 +64,8 @@ const std::vector<std::string>& validation_rules() {
         "e4m3) = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 (bfloat16) = bf16, fp16 (float16, half) = "
         "fp16; only where none of those is named, TF32 is not modelled and fp32 (float32, single or full "
         "precision) = fp32; a text naming no format (null, \"mixed\", \"amp\") takes the GPU's own 16-bit "
-        "format: bf16, or fp16 on a GPU without bf16 (V100).",
+        "format: bf16, or fp16 on a GPU without bf16 (V100). An fp8 run gathers its sharded weights in fp8 (half "
+        "the bytes) only where the row sets --fp8-param-gather, fp8_param_gather or enable_fsdp_float8_all_gather.",
         "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
         "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
         "along the sequence.",
@@ -588,6 +589,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         named_setting(stated, "--overlap-param-gather", {"overlap_param_gather", "overlap_param_sync"}).value_or(o.overlap_param_gather);
     o.overlap_param_gather = c.stated_param_gather_overlap || p.zero_stage >= 3;
     o.overlap_p2p_comm = named_setting(stated, "--overlap-p2p-communication", {"overlap_p2p_comm"}).value_or(false);
+    // R5: an fp8 run's sharded weights gathered in fp8 where the row sets it.
+    o.fp8_weight_gather = named_setting(stated, "--fp8-param-gather",
+                                        {"fp8_param_gather", "enable_fsdp_float8_all_gather"}).value_or(false);
     o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
 
     // R8

@@ -318,7 +318,7 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
     md += "- Out of sample (`tessel validate out_of_sample_runs`, reports/validation-out-of-sample.md: runs these "
           "fitted parameters never saw): NeMo's fp8 H100 runs land within 11% (its GPT3-175B ones 9-10% slow) "
           "and more rows of torchtitan's 2024 A100 table within 5%; its 405B rows on 128 H100s (TP 8 with FSDP "
-          "over 16 nodes) are 12% (bf16) and 34-37% (Float8) slow, see FSDP's backward order below. Megatron-Turing NLG 530B "
+          "over 16 nodes) are 12% (bf16) and 30-33% (Float8) slow, see FSDP's backward order below. Megatron-Turing NLG 530B "
           "is predicted 15-18% fast: per microbatch it took about 30% longer than the same "
           "model and layout in Korthikanti et al.'s Megatron-LM runs above, which the simulator matches. Its "
           "unfused gradient accumulation (R13: DeepSpeed's bf16 optimizer adds each microbatch's gradient to an fp32 "
@@ -415,8 +415,7 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "torchtitan on 64 A100s) come out 8-18% fast, a cost of multi-node FSDP this simulator has not "
           "identified. The out-of-sample torchtitan Llama 3.1 405B rows on 128 H100s (TP 8 inside each node, FSDP "
           "over 16 nodes; its August 2024 table) go the other way: without prefetch bf16 is 12% slow and Float8 "
-          "34-37% slow, with it bf16 is 22% fast and Float8 within 1% (its fp8 weight gathers, half the bytes, "
-          "unmodelled). So the order stands in for a cost that grows with something other than the gathers' "
+          "30-33% slow, with it bf16 is 22% fast and Float8 2% fast (its weights gathered in fp8). So the order stands in for a cost that grows with something other than the gathers' "
           "share of the step, and neither order is right for every FSDP run.\n";
     md += "- Kernel speeds are single-GPU measurements, checked on one H200 (the H100's die; "
           "reports/gpu/h200/kernel-speed.md): back-to-back bf16 GEMMs at the layer shapes of Llama 3.1 "

@@ -169,6 +169,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
     const double E = element_bytes(p.precision);
     const double grad_bytes = o.grad_reduce_in_fp32 ? 4.0 : E;
+    const double gather_bytes = p.precision == Precision::fp8 && o.fp8_weight_gather ? 1.0 : E;  // per weight
     const bool layerwise_zero2 = p.zero_stage == 2 && o.zero2_layerwise_gather && shard > 1;
     const CommGroup* layerwise = (p.zero_stage >= 3 && shard > 1) || layerwise_zero2 ? &shard_group : nullptr;
 
@@ -202,8 +203,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
                 kernels.memory_bound += pass->memory_bound_s;
             }
         const double gradient_params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
-        in.forward[s] = time_pass(list, true, layerwise, E, grad_bytes, eff.sm_interference);
-        in.backward[s] = time_pass(list, false, layerwise, E, grad_bytes, eff.sm_interference, !layerwise_zero2,
+        in.forward[s] = time_pass(list, true, layerwise, gather_bytes, grad_bytes, eff.sm_interference);
+        in.backward[s] = time_pass(list, false, layerwise, gather_bytes, grad_bytes, eff.sm_interference, !layerwise_zero2,
                                    o.backward_prefetch);
         if (!o.gradient_accumulation_fusion) {
             // ZeRO-2/3 reduce-scatter every microbatch and accumulate only their shard, which
@@ -252,7 +253,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
         }
         if (p.zero_stage >= 1 && p.zero_stage <= 2 && shard > 1 && !layerwise_zero2) {
             const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
-            const double gather = nb * collective_time(Collective::all_gather, params / nb * E, shard_group);
+            const double gather = nb * collective_time(Collective::all_gather, params / nb * gather_bytes, shard_group);
             // Overlapped with the next step's forward, only the first bucket's gather waits.
             in.after_comm_s[rank] += o.overlap_param_gather ? gather / nb : gather;
         }

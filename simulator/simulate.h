@@ -84,6 +84,10 @@ struct SimulateOptions {
     // Engine does (1 byte per element where bf16 keeps 2); false: the 16-bit input is kept and cast
     // again in the backward (torchao's Float8Linear, torchtitan's float8).
     bool fp8_saves_gemm_inputs = true;
+    // fp8 runs gather sharded weights in fp8: 1 byte per element on the wire where bf16 takes 2 —
+    // ZeRO-3/FSDP's layer gathers and the distributed optimizer's gather of the updated weights
+    // (torchao's enable_fsdp_float8_all_gather, Megatron's --fp8-param-gather). Off: bf16 gathers.
+    bool fp8_weight_gather = false;
 };
 
 // The attention kernel the options name.

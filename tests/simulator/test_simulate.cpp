@@ -316,7 +316,7 @@ ClusterSpec slow_link_pair() {
     json j = {{"name", "slow-link"},
               {"num_nodes", 1},
               {"gpus_per_node", 2},
-              {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}}}}},
+              {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}, {"fp8", 624}}}}},
               {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", 0.01}, {"latency_us", 0}}},
               {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", 1}, {"nic_bandwidth_GBps", 0.01}, {"latency_us", 0}}},
               {"profile",
@@ -348,6 +348,30 @@ TEST(Simulate, LayerwiseZeroTwoGathersOnlyInTheForward) {
     // ZeRO-3 gathers again in the backward: 2 + 2 + 2 bytes, half as much again.
     p.zero_stage = 3;
     EXPECT_NEAR(simulate(m, c, p, o).step_time_s / layerwise, 6.0 / 4.0, 0.01);
+}
+
+TEST(Simulate, Fp8WeightGatherHalvesTheGatheredBytes) {
+    const ModelSpec m = load_model("tiny-gpt");
+    const ClusterSpec c = slow_link_pair();
+    Plan p;
+    p.dp = 2;
+    p.microbatch_size = 1;
+    p.global_batch_size = 6;  // three microbatches per rank
+    p.seq_length = m.seq_length;
+    p.zero_stage = 3;
+    p.precision = Precision::fp8;
+    SimulateOptions o;
+    // ZeRO-3 on a link that dwarfs the compute: per microbatch and weight, a bf16 gather in the
+    // forward and again in the backward and a bf16 gradient reduce-scatter, 2 + 2 + 2 bytes; fp8
+    // gathers send 1 + 1 + 2.
+    const double bf16_gathers = simulate(m, c, p, o).step_time_s;
+    o.fp8_weight_gather = true;
+    EXPECT_NEAR(simulate(m, c, p, o).step_time_s / bf16_gathers, 4.0 / 6.0, 0.01);
+    // A bf16 run has no fp8 weights to gather.
+    p.precision = Precision::bf16;
+    const double bf16_run = simulate(m, c, p, o).step_time_s;
+    o.fp8_weight_gather = false;
+    EXPECT_DOUBLE_EQ(simulate(m, c, p, o).step_time_s, bf16_run);
 }
 
 TEST(Simulate, PipelineEngineReducesGradientsAfterTheFlush) {

@@ -253,6 +253,26 @@ TEST(Validate, OutOfSampleRunsAreAllModelled) {
     ASSERT_EQ(rep.rows.size(), runs.size());
 }
 
+TEST(Validate, Fp8WeightGatherIsWhatTheRowSets) {
+    // R5: fp8 weight gathers only where the row sets them (torchao's enable_fsdp_float8_all_gather,
+    // Megatron's --fp8-param-gather); off otherwise.
+    const json runs = load_json("validation", "out_of_sample_runs");
+    int float8 = 0;
+    for (const auto& row : runs) {
+        const std::string name = row["name"];
+        if (name.find("405B 128xH100") == std::string::npos) continue;
+        const bool sets = name.find("Float8") != std::string::npos;
+        float8 += sets;
+        EXPECT_EQ(validation_case(row, "test").options.fp8_weight_gather, sets) << name;
+    }
+    EXPECT_EQ(float8, 2);
+    json row = runs[0];
+    row["throughput_definition"] = "Megatron-LM with --fp8-param-gather";
+    EXPECT_TRUE(validation_case(row, "test").options.fp8_weight_gather);
+    row["throughput_definition"] = "fp8_param_gather: false";
+    EXPECT_FALSE(validation_case(row, "test").options.fp8_weight_gather);
+}
+
 TEST(Validate, LlmFoundryTableRunsAreAllModelled) {
     // The rest of llm-foundry's benchmark table (the fit set holds 12 of its lines).
     const json runs = load_json("validation", "llm_foundry_table");
