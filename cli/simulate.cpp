@@ -33,6 +33,7 @@ struct SimulateArgs {
     bool reduce_after_pipeline_flush = false;
     bool backward_prefetch = false;
     bool fp8_weight_gather = false;
+    int cpu_offload_layers = 0;
     bool eager_rmsnorm = false;
     bool no_dropout = false;
 };
@@ -93,6 +94,7 @@ void run_simulate(const SimulateArgs& a) {
     o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
     o.backward_prefetch = a.backward_prefetch;
     o.fp8_weight_gather = a.fp8_weight_gather;
+    o.cpu_offload_layers = a.cpu_offload_layers;
     o.eager_rmsnorm = a.eager_rmsnorm;
     o.model_dropout = !a.no_dropout;
     SimulationResult r = simulate(m, c, p, o);
@@ -159,6 +161,10 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--fp8-weight-gather", args->fp8_weight_gather,
                   "fp8: sharded weights are gathered in fp8, half the bytes of bf16 (torchao's "
                   "enable_fsdp_float8_all_gather, Megatron's --fp8-param-gather)");
+    cmd->add_option("--cpu-offload-layers", args->cpu_offload_layers,
+                    "activations of the first N layers offloaded to host memory over gpu.host_bandwidth_GBps and "
+                    "brought back for the backward (Megatron-Core's cpu_offloading_num_layers; no pipeline parallelism)")
+        ->check(CLI::Range(0, 1 << 20));
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")

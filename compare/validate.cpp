@@ -58,7 +58,9 @@ const std::vector<std::string>& validation_rules() {
         "true) = full; with --recompute-method block and --recompute-num-layers N (or NeMo's recompute_layers N) "
         "only the first N layers of each model chunk are recomputed and the rest keep their activations. "
         "torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
-        "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full.",
+        "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full. "
+        "cpu_offloading_num_layers N (Megatron-Core) offloads the first N layers' activations to host memory "
+        "over the GPU's host link (the preset's gpu.host_bandwidth_GBps).",
         "R5 precision: the narrowest format the text names: a 4- or 6-bit float (NVFP4, MXFP4) or an integer "
         "format has no costs here, so the row is listed as not modelled; else any fp8 (MXFP8, FP8-CS, float8, "
         "e4m3) = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 (bfloat16) = bf16, fp16 (float16, half) = "
@@ -589,6 +591,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         named_setting(stated, "--overlap-param-gather", {"overlap_param_gather", "overlap_param_sync"}).value_or(o.overlap_param_gather);
     o.overlap_param_gather = c.stated_param_gather_overlap || p.zero_stage >= 3;
     o.overlap_p2p_comm = named_setting(stated, "--overlap-p2p-communication", {"overlap_p2p_comm"}).value_or(false);
+    // R4: activations of the first N layers offloaded to the CPU (Megatron-Core's
+    // cpu_offloading_num_layers).
+    {
+        static const std::regex offloaded(R"(cpu_offloading_num_layers\s*[:=]?\s*(\d+))", std::regex::icase);
+        std::smatch m;
+        if (std::regex_search(stated, m, offloaded)) o.cpu_offload_layers = std::stoi(m[1].str().substr(0, 6));
+    }
     // R5: an fp8 run's sharded weights gathered in fp8 where the row sets it.
     o.fp8_weight_gather = named_setting(stated, "--fp8-param-gather",
                                         {"fp8_param_gather", "enable_fsdp_float8_all_gather"}).value_or(false);

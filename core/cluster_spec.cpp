@@ -55,6 +55,7 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
     c.gpu.cudnn_backward_efficiency = g.number("cudnn_backward_efficiency", 0.0, 0.0, 1.0, false);
     c.gpu.tdp_W = g.number("tdp_W", 0.0, 0.0, 1e5, false);
     c.gpu.power_limit_W = g.number("power_limit_W", 0.0, 0.0, 1e5, false);
+    c.gpu.host_bandwidth_GBps = g.number("host_bandwidth_GBps", 0.0, 0.0, 1e6, false);
     if (c.gpu.power_limit_W > 0 && c.gpu.tdp_W <= 0)
         throw input_error(file, "gpu.tdp_W", "the board power the peaks were measured at, to scale them to gpu.power_limit_W",
                           "no tdp_W");
@@ -121,6 +122,7 @@ json to_json(const ClusterSpec& c) {
     if (c.gpu.cudnn_backward_efficiency > 0) j["gpu"]["cudnn_backward_efficiency"] = c.gpu.cudnn_backward_efficiency;
     if (c.gpu.tdp_W > 0) j["gpu"]["tdp_W"] = c.gpu.tdp_W;
     if (c.gpu.power_limit_W > 0) j["gpu"]["power_limit_W"] = c.gpu.power_limit_W;
+    if (c.gpu.host_bandwidth_GBps > 0) j["gpu"]["host_bandwidth_GBps"] = c.gpu.host_bandwidth_GBps;
     if (c.profile) j["profile"] = *c.profile;
     return j;
 }

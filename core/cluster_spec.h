@@ -38,6 +38,9 @@ struct GpuSpec {
     // maximum). power_limit_W: the cap the GPUs actually ran under (nvidia-smi -pl); 0 = the TDP.
     double tdp_W = 0;
     double power_limit_W = 0;
+    // host_bandwidth_GBps: one direction of the GPU's own link to host memory (PCIe, or NVLink-C2C
+    // on a Grace superchip), for activations offloaded to the CPU; 0 = unknown.
+    double host_bandwidth_GBps = 0;
     double peak(Precision p) const;
 };
 

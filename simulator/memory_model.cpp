@@ -120,6 +120,18 @@ double parameters_on_rank(const ModelSpec& m, const Plan& p, int r) {
     return params;
 }
 
+double chunk_activation_bytes(const Plan& p, int layers, double stored, double full, int offloaded_layers) {
+    // Block recompute leaves the chunk's last layers keeping everything.
+    const int in_mode = layers_in_recompute_mode(p, layers);
+    auto layer = [&](int i) { return i < in_mode ? stored : full; };
+    double bytes = 0, in_transit = 0;
+    for (int i = 0; i < layers; ++i) {
+        if (i < offloaded_layers) in_transit = std::max(in_transit, layer(i));
+        else bytes += layer(i);
+    }
+    return bytes + in_transit;
+}
+
 namespace {
 // The profile's runtime_reserved_GiB (validated by hardware_efficiency()), read alone: the planner
 // asks for memory per candidate and needs no other profile key here.
@@ -154,9 +166,7 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         double live = 0, peak = 0;
         for (const auto& a : schedule[r]) {
             const int stage = a.chunk * p.pp + r;
-            // Block recompute leaves the chunk's last layers keeping everything.
-            const int in_mode = layers_in_recompute_mode(p, layers[stage]);
-            double bytes = in_mode * stored + (layers[stage] - in_mode) * full_layer;
+            double bytes = chunk_activation_bytes(p, layers[stage], stored, full_layer, opt.cpu_offload_layers);
             if (stage == chunks - 1) bytes += logits + E * sb * m.hidden_size;  // final norm input
             live += a.op == PipelineOp::forward ? bytes : -bytes;
             peak = std::max(peak, live);
@@ -201,6 +211,10 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
 }
 
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
+    return peak_memory(m, c, p, activation_options(m, o));
+}
+
+ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& o) {
     ActivationOptions a = default_activation_options(m);
     a.dropout = a.dropout && o.model_dropout;
     a.flash_attention = o.fused_attention;
@@ -208,7 +222,8 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
     a.metric_cross_entropies = o.metric_cross_entropies;
     a.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
     a.fp8_saves_gemm_inputs = o.fp8_saves_gemm_inputs;
-    return peak_memory(m, c, p, a);
+    a.cpu_offload_layers = o.cpu_offload_layers;
+    return a;
 }
 
 MemoryBreakdown peak_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const ActivationOptions& opt) {

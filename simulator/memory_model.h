@@ -43,9 +43,16 @@ struct ActivationOptions {
     bool grad_reduce_in_fp32 = false;
     // In an fp8 run the GEMMs' inputs are kept in fp8 (SimulateOptions::fp8_saves_gemm_inputs).
     bool fp8_saves_gemm_inputs = true;
+    // Activations of the first N layers offloaded to host memory (SimulateOptions::cpu_offload_layers).
+    int cpu_offload_layers = 0;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);
+
+// Bytes a chunk of `layers` layers keeps on the GPU between one microbatch's forward and backward:
+// the first layers_in_recompute_mode(p, layers) keep `stored` bytes, the rest `full`; with CPU
+// offload the first N layers' activations go to host memory and only the one in transit stays.
+double chunk_activation_bytes(const Plan& p, int layers, double stored, double full, int offloaded_layers);
 
 // Bytes one transformer layer keeps for the backward pass, per microbatch, per GPU, without any
 // recomputation (tokens per GPU = microbatch x seq / cp).

@@ -126,11 +126,47 @@ void check_precision_peak(const ClusterSpec& c, Precision precision, const std::
                       have.empty() ? "no peak at all" : "peaks only for " + have);
 }
 
+namespace {
+// CPU activation offload (SimulateOptions::cpu_offload_layers) of a chunk of `layers` layers: the
+// compute stream's stalls per microbatch, forward and backward. Layer i's activations leave while
+// layer i + 1 runs its forward and come back while it runs its backward (with its recompute).
+std::pair<double, double> offload_stalls(const ModelSpec& m, const Plan& p, const SimulateOptions& o, const GpuSpec& g,
+                                         const BlockModels& blocks, int layers) {
+    const ActivationOptions a = activation_options(m, o);
+    const double stored = layer_stored_activation_bytes(m, p, a), full = layer_activation_bytes(m, p, a);
+    const int in_mode = layers_in_recompute_mode(p, layers);
+    const double link = g.host_bandwidth_GBps * 1e9;
+    double forward = 0, backward = 0;
+    for (int i = 0; i < std::min(o.cpu_offload_layers, layers); ++i) {
+        const double copy = (i < in_mode ? stored : full) / link;
+        const bool next_recomputes = i + 1 < in_mode;
+        const double next_forward = blocks.layer.forward.total();
+        const double next_backward = blocks.layer.backward.total() + (next_recomputes ? blocks.layer.recompute.total() : 0.0);
+        forward += std::max(0.0, copy - next_forward);
+        backward += std::max(0.0, copy - next_backward);
+    }
+    return {forward, backward};
+}
+}  // namespace
+
 SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
     check_precision_peak(c, p.precision);
     if (p.world_size() > c.num_gpus())
         throw InputError(fmt::format("plan needs {} GPUs (tp*pp*dp*cp) but cluster '{}' has {}", p.world_size(), c.name,
                                      c.num_gpus()));
+    if (o.cpu_offload_layers > 0) {
+        if (p.pp > 1)
+            throw InputError(fmt::format("CPU activation offload ({} layers) with {} pipeline stages: Megatron-Core "
+                                         "offloads only without pipeline parallelism",
+                                         o.cpu_offload_layers, p.pp));
+        if (o.cpu_offload_layers >= m.num_layers)
+            throw InputError(fmt::format("CPU activation offload of {} layers: expected fewer than the model's {}",
+                                         o.cpu_offload_layers, m.num_layers));
+        if (c.gpu.host_bandwidth_GBps <= 0)
+            throw input_error("cluster '" + c.name + "'", "gpu.host_bandwidth_GBps",
+                              "the GPU's bandwidth to host memory (GB/s, one direction) for CPU activation offload",
+                              "none given");
+    }
     SimulationResult r;
     r.plan = p;
     r.model_name = m.name;
@@ -206,6 +242,11 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
         in.forward[s] = time_pass(list, true, layerwise, gather_bytes, grad_bytes, eff.sm_interference);
         in.backward[s] = time_pass(list, false, layerwise, gather_bytes, grad_bytes, eff.sm_interference, !layerwise_zero2,
                                    o.backward_prefetch);
+        if (o.cpu_offload_layers > 0) {
+            const auto [forward_stall, backward_stall] = offload_stalls(m, p, o, c.gpu, blocks, layers[s]);
+            in.forward[s].compute += forward_stall;
+            in.backward[s].compute += backward_stall;
+        }
         if (!o.gradient_accumulation_fusion) {
             // ZeRO-2/3 reduce-scatter every microbatch and accumulate only their shard, which
             // arrives in the reduction's precision.

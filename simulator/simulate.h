@@ -8,6 +8,8 @@
 
 namespace tessel {
 
+struct ActivationOptions;  // simulator/memory_model.h
+
 struct SimulateOptions {
     bool record_trace = false;
     double memory_headroom = 0.0;  // fraction of GPU memory kept free when judging `fits`
@@ -88,6 +90,13 @@ struct SimulateOptions {
     // ZeRO-3/FSDP's layer gathers and the distributed optimizer's gather of the updated weights
     // (torchao's enable_fsdp_float8_all_gather, Megatron's --fp8-param-gather). Off: bf16 gathers.
     bool fp8_weight_gather = false;
+    // Activations of the first N transformer layers offloaded to host memory after their forward
+    // and brought back before their backward (Megatron-Core's cpu_offloading_num_layers, Transformer
+    // Engine's CPU offload): each copy runs on its own stream over gpu.host_bandwidth_GBps beside the
+    // next layer's forward (or the previous layer's backward), and stalls the compute stream by
+    // what it takes beyond that layer. Megatron-Core allows it without pipeline parallelism only,
+    // for fewer layers than the model has; so does simulate().
+    int cpu_offload_layers = 0;
 };
 
 // The attention kernel the options name.
@@ -101,6 +110,8 @@ OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o);
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p);
 // The same with the options that change what is stored (the attention kernel).
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o);
+// What the options store per layer, as estimate_memory counts it.
+ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& o);
 
 // A cheap bound no simulated step time can beat (compute at peak efficiency plus the bubble),
 // for pruning the search.

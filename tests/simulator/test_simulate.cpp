@@ -6,6 +6,7 @@
 #include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
+#include "core/units.h"
 #include "simulator/compute_cost.h"
 #include "simulator/hardware_efficiency.h"
 #include "simulator/memory_model.h"
@@ -372,6 +373,46 @@ TEST(Simulate, Fp8WeightGatherHalvesTheGatheredBytes) {
     const double bf16_run = simulate(m, c, p, o).step_time_s;
     o.fp8_weight_gather = false;
     EXPECT_DOUBLE_EQ(simulate(m, c, p, o).step_time_s, bf16_run);
+}
+
+TEST(Simulate, CpuOffloadCopiesEachOffloadedLayerOutAndBack) {
+    const ModelSpec m = load_model("tiny-gpt");
+    ClusterSpec c = slow_link_pair();
+    c.gpu.host_bandwidth_GBps = 0.01;  // copies dwarf the layers' microseconds of compute
+    Plan p;
+    p.dp = 1;
+    p.microbatch_size = 1;
+    p.global_batch_size = 3;  // three microbatches
+    p.seq_length = m.seq_length;
+    SimulateOptions o;
+    const auto kept = simulate(m, c, p, o);
+    o.cpu_offload_layers = 2;
+    const auto offloaded = simulate(m, c, p, o);
+    // Each offloaded layer's activations go to the host after its forward and come back before its
+    // backward: 2 copies x 2 layers x the layer's bytes, per microbatch, over 0.01 GB/s.
+    const ActivationOptions a = activation_options(m, o);
+    const double layer_bytes = layer_activation_bytes(m, p, a);
+    EXPECT_NEAR(offloaded.step_time_s - kept.step_time_s, 3 * 2 * 2 * layer_bytes / 0.01e9,
+                0.01 * (offloaded.step_time_s - kept.step_time_s));
+    // Only the layer in transit stays on the GPU: one layer's activations fewer of the two.
+    EXPECT_NEAR((kept.memory_GiB.activations - offloaded.memory_GiB.activations) * units::GiB, layer_bytes,
+                1e-6 * layer_bytes);
+    // Megatron-Core offloads without pipeline stages only, fewer layers than the model has, and a
+    // cluster must say how fast its GPUs reach host memory.
+    o.cpu_offload_layers = m.num_layers;
+    EXPECT_THROW(simulate(m, c, p, o), InputError);
+    o.cpu_offload_layers = 1;
+    c.gpu.host_bandwidth_GBps = 0;
+    try {
+        simulate(m, c, p, o);
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("gpu.host_bandwidth_GBps"), std::string::npos) << e.what();
+    }
+    c.gpu.host_bandwidth_GBps = 0.01;
+    p.pp = 2;
+    p.dp = 1;
+    EXPECT_THROW(simulate(m, c, p, o), InputError);
 }
 
 TEST(Simulate, PipelineEngineReducesGradientsAfterTheFlush) {

@@ -338,10 +338,16 @@ TEST(Validate, MegatronBridgePerfRunsAreAllModelled) {
             EXPECT_TRUE(c.options.overlap_p2p_comm);
         }
         if (c.plan.zero_stage == 3) ++fsdp_rows;
+        // The GB200 FSDP lines offload activations to the Grace CPU (40 and 95 layers).
+        if (c.plan.zero_stage == 3 && c.cluster.gpu.name == "GB200") {
+            EXPECT_EQ(c.options.cpu_offload_layers, c.model.num_layers == 80 ? 40 : 95);
+        } else {
+            EXPECT_EQ(c.options.cpu_offload_layers, 0);
+        }
         // The table's gradient accumulation (GA) follows from its GBS, MBS and the data-parallel size.
         EXPECT_EQ(c.plan.world_size(), row["num_gpus"].get<int>());
     }
-    EXPECT_EQ(fsdp_rows, 1);  // H100 Llama 3 8B, the one FSDP line kept
+    EXPECT_EQ(fsdp_rows, 3);  // H100 Llama 3 8B; GB200 70B and 405B
 }
 
 TEST(Validate, MegatronBridge2026RunsAreAllModelled) {
@@ -358,13 +364,21 @@ TEST(Validate, MegatronBridge2026RunsAreAllModelled) {
         EXPECT_EQ(c.plan.precision, Precision::fp8);
         EXPECT_FALSE(c.options.grad_reduce_in_fp32);
         EXPECT_EQ(c.options.tp_comm_overlap, c.plan.tp > 1);
-        EXPECT_TRUE(c.options.overlap_p2p_comm);  // every line is interleaved
         if (c.cluster.gpu.name == "GB300") {
             ++gb300;
             EXPECT_EQ(c.cluster.gpus_per_node, 64);
         }
+        // The two FSDP lines offload 20 (GB300) and 40 (GB200) layers' activations, and accumulate
+        // gradients with separate kernels (the FSDP recipes turn the fusion off).
+        if (c.plan.zero_stage == 3) {
+            EXPECT_EQ(c.options.cpu_offload_layers, c.cluster.gpu.name == "GB300" ? 20 : 40);
+            EXPECT_FALSE(c.options.gradient_accumulation_fusion);
+        } else {
+            EXPECT_EQ(c.options.cpu_offload_layers, 0);
+            EXPECT_TRUE(c.options.overlap_p2p_comm);  // the other lines are interleaved
+        }
     }
-    EXPECT_EQ(gb300, 3);
+    EXPECT_EQ(gb300, 4);
 }
 
 TEST(Validate, TorchtitanH100RunsAreAllModelled) {

@@ -18,9 +18,10 @@ src/megatron/bridge/recipes/llama/llama3.py (distributed optimizer with overlap_
 overlap_param_gather; CommOverlapConfig(tp_comm_overlap=True), which with an interleaved pipeline
 sets overlap_p2p_comm, src/megatron/bridge/training/comm_overlap.py).
 
-Left out: the GB200 FP8-CS lines of 70B and 405B, whose recipes offload activations of 40 and 95
-layers to the Grace CPU (cpu_offloading_num_layers), which the simulator does not model; every MoE
-line (R14); the 70B line on B200, which the 25.09 table does not print.
+The GB200 FP8-CS lines of 70B and 405B run Megatron-FSDP and offload the activations of their first
+40 and 95 layers to the Grace CPU (cpu_offloading_num_layers; added after the rest, once the simulator
+modelled the offload). Left out: every MoE line (R14); the 70B line on B200, which the 25.09 table does
+not print.
 
     tools/validation/megatron_bridge_rows.py > configs/validation/megatron_bridge_perf.json
 
@@ -34,8 +35,9 @@ cross_entropy_fusion_impl "te"); llama3_llm_pretrain.py and llama31_llm_pretrain
 grad_reduce_in_fp32 False and the userbuffers TP-overlap configurations; the recipes
 (src/megatron/bridge/recipes/llama/llama3.py) keep cuda_graph_impl "none", no recompute, the distributed
 optimizer with overlap_grad_reduce and overlap_param_gather, and CommOverlapConfig(tp_comm_overlap=True).
-Left out there: the 70B FP8 lines on GB300 and GB200 (Megatron-FSDP with 20 and 40 layers' activations
-offloaded to the Grace CPU, cpu_offloading_num_layers), the NVFP4 lines (R5: not modelled), and the 405B
+The 70B FP8 lines on GB300 and GB200 run Megatron-FSDP (llama3_llm_pretrain.py: fsdp_double_buffer,
+gradient_accumulation_fusion False) and offload 20 and 40 layers' activations to the Grace CPU
+(cpu_offloading_num_layers). Left out there: the NVFP4 lines (R5: not modelled), and the 405B
 MXFP8 line on GB200, whose 16 stages x 8 virtual stages = 128 chunks outnumber the 126 layers (Megatron's
 split counts the embedding and the loss as layers; tessel's needs a layer in every chunk).
 
@@ -82,6 +84,12 @@ PIPELINED = (", sequence_parallel (TP > 1) and CommOverlapConfig tp_comm_overlap
 GRAPHS = (", the layers captured in CUDA graphs (cuda_graphs true), which the simulator does not model (it "
           "charges each kernel its launch gap)")
 
+def fsdp_offload(layers, fusion=None):
+    return (", Megatron-FSDP (use_megatron_fsdp: parameters, gradients and optimizer state sharded, ZeRO-3)"
+            + (f", gradient_accumulation_fusion {fusion}" if fusion else "")
+            + f", cpu_offloading_num_layers {layers} (the first {layers} layers' activations offloaded to the Grace CPU)")
+
+
 # (model key, shape, system, precision label, gpus, gbs, mbs, fsdp, tp, pp, cp, vp, tokens/s/GPU, extra flags)
 LINES = [
     ("LLAMA3_8B", LLAMA3_8B, "GB200", "FP8-CS", 8, 128, 2, False, 1, 1, 1, None, 31357, GRAPHS),
@@ -92,6 +100,10 @@ LINES = [
     ("LLAMA3_8B", LLAMA3_8B, "B200", "MXFP8", 8, 128, 2, False, 1, 1, 1, None, 29388, GRAPHS),
     ("LLAMA3.1_405B", LLAMA31_405B, "B200", "FP8-CS", 128, 64, 1, False, 4, 8, 2, 8, 664, PIPELINED),
     ("LLAMA3.1_405B", LLAMA31_405B, "B200", "MXFP8", 128, 64, 1, False, 4, 8, 2, 8, 622, PIPELINED),
+    ("LLAMA3_70B", LLAMA3_70B, "GB200", "FP8-CS", 64, 128, 2, True, 1, 1, 1, None, 3986, fsdp_offload(40)),
+    ("LLAMA3.1_405B", LLAMA31_405B, "GB200", "FP8-CS", 128, 64, 1, True, 2, 1, 1, None, 729,
+     ", sequence_parallel (TP > 1) and CommOverlapConfig tp_comm_overlap=True with the userbuffers configuration "
+     "of helpers.py (--tp-comm-overlap)" + fsdp_offload(95)),
     ("LLAMA3_8B", LLAMA3_8B, "H100", "FP8-CS", 8, 128, 1, True, 1, 1, 1, None, 14079,
      ", Megatron-FSDP (use_megatron_fsdp, parameters, gradients and optimizer state sharded: ZeRO-3) with NCCL "
      "user buffers (nccl_ub)"),
@@ -101,7 +113,9 @@ LINES = [
 
 # The 26.04.01 table's dense lines (precision "FP8" is the presets' FP8_CS: per-tensor current scaling).
 LINES_2026 = [
+    ("LLAMA3_70B", LLAMA3_70B, "GB300", "FP8-CS", 64, 256, 2, True, 1, 1, 1, None, 5248, fsdp_offload(20, "false")),
     ("LLAMA3_70B", LLAMA3_70B, "GB300", "MXFP8", 64, 256, 1, False, 1, 4, 1, 5, 4864, PIPELINED),
+    ("LLAMA3_70B", LLAMA3_70B, "GB200", "FP8-CS", 64, 256, 2, True, 1, 1, 1, None, 4224, fsdp_offload(40, "false")),
     ("LLAMA3_70B", LLAMA3_70B, "GB200", "MXFP8", 64, 256, 1, False, 2, 4, 1, 5, 3712, PIPELINED),
     ("LLAMA3_70B", LLAMA3_70B, "H100", "FP8-CS", 64, 256, 1, False, 4, 8, 1, 5, 1664, PIPELINED),
     ("LLAMA3.1_405B", LLAMA31_405B, "GB300", "FP8-CS", 256, 1536, 1, False, 4, 8, 1, 4, 1024, PIPELINED),
