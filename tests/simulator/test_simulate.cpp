@@ -325,16 +325,22 @@ ClusterSpec slow_link_pair() {
                 {"collective", {{"intra_node_bandwidth_efficiency", 1.0}, {"latency_us", 0}, {"sm_interference", 0}}}}}};
     return parse_cluster(j, "slow link");
 }
+
+// Three microbatches per data-parallel rank of a model's own sequence, one sequence each.
+Plan three_microbatches(const ModelSpec& m, int dp) {
+    Plan p;
+    p.dp = dp;
+    p.microbatch_size = 1;
+    p.global_batch_size = 3 * dp;
+    p.seq_length = m.seq_length;
+    return p;
+}
 }  // namespace
 
 TEST(Simulate, LayerwiseZeroTwoGathersOnlyInTheForward) {
     const ModelSpec m = load_model("tiny-gpt");
     const ClusterSpec c = slow_link_pair();
-    Plan p;
-    p.dp = 2;
-    p.microbatch_size = 1;
-    p.global_batch_size = 6;  // three microbatches per rank
-    p.seq_length = m.seq_length;
+    Plan p = three_microbatches(m, 2);
     SimulateOptions o;
     o.zero2_layerwise_gather = true;
     // Every block's weights are gathered in each forward and its gradients reduce-scattered in each
@@ -354,11 +360,7 @@ TEST(Simulate, LayerwiseZeroTwoGathersOnlyInTheForward) {
 TEST(Simulate, Fp8WeightGatherHalvesTheGatheredBytes) {
     const ModelSpec m = load_model("tiny-gpt");
     const ClusterSpec c = slow_link_pair();
-    Plan p;
-    p.dp = 2;
-    p.microbatch_size = 1;
-    p.global_batch_size = 6;  // three microbatches per rank
-    p.seq_length = m.seq_length;
+    Plan p = three_microbatches(m, 2);
     p.zero_stage = 3;
     p.precision = Precision::fp8;
     SimulateOptions o;
@@ -379,11 +381,7 @@ TEST(Simulate, CpuOffloadCopiesEachOffloadedLayerOutAndBack) {
     const ModelSpec m = load_model("tiny-gpt");
     ClusterSpec c = slow_link_pair();
     c.gpu.host_bandwidth_GBps = 0.01;  // copies dwarf the layers' microseconds of compute
-    Plan p;
-    p.dp = 1;
-    p.microbatch_size = 1;
-    p.global_batch_size = 3;  // three microbatches
-    p.seq_length = m.seq_length;
+    Plan p = three_microbatches(m, 1);
     SimulateOptions o;
     const auto kept = simulate(m, c, p, o);
     o.cpu_offload_layers = 2;
