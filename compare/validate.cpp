@@ -596,7 +596,15 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     {
         static const std::regex offloaded(R"(cpu_offloading_num_layers\s*[:=]?\s*(\d+))", std::regex::icase);
         std::smatch m;
-        if (std::regex_search(stated, m, offloaded)) o.cpu_offload_layers = std::stoi(m[1].str().substr(0, 6));
+        if (std::regex_search(stated, m, offloaded)) {
+            o.cpu_offload_layers = std::stoi(m[1].str().substr(0, 7));
+            if (p.pp > 1 || o.cpu_offload_layers >= c.model.num_layers)
+                throw input_error(origin, where + ".cpu_offloading_num_layers",
+                                  fmt::format("fewer layers than the model's {} and no pipeline parallelism "
+                                              "(Megatron-Core offloads activations only without it)",
+                                              c.model.num_layers),
+                                  fmt::format("{} layers with {} pipeline stages", m[1].str().substr(0, 12), p.pp));
+        }
     }
     // R5: an fp8 run's sharded weights gathered in fp8 where the row sets it.
     o.fp8_weight_gather = named_setting(stated, "--fp8-param-gather",
@@ -819,7 +827,11 @@ ValidationRow prepare_row(const json& row, const std::string& origin, const std:
         return v;
     }
     if (profile) v.setup.cluster.profile = *profile;
-    fill_row_to_fit(v);
+    try {
+        fill_row_to_fit(v);
+    } catch (const InputError& e) {  // as in evaluate_row: the row's error, not the file's
+        v.skipped_because = fmt::format("{}: {}: {}", origin, row_where(v.name), e.what());
+    }
     return v;
 }
 
@@ -827,7 +839,13 @@ ValidationRow prepare_row(const json& row, const std::string& origin, const std:
 // the figure the source published (R10).
 void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) {
     if (!v.skipped_because.empty()) return;
-    const CaseOutcome outcome = simulate_case(v.setup);
+    CaseOutcome outcome;
+    try {
+        outcome = simulate_case(v.setup);
+    } catch (const InputError& e) {  // a combination simulate() refuses is this row's, not the file's
+        v.skipped_because = fmt::format("{}: {}: {}", origin, row_where(v.name), e.what());
+        return;
+    }
     const ValidationCase& c = v.setup;
     const SimulationResult& r = outcome.result;
     const double step = outcome.step_s;

@@ -273,6 +273,28 @@ TEST(Validate, Fp8WeightGatherIsWhatTheRowSets) {
     EXPECT_FALSE(validation_case(row, "test").options.fp8_weight_gather);
 }
 
+TEST(Validate, CpuOffloadIsReadAndItsLimitsAreTheRowsError) {
+    // R4: cpu_offloading_num_layers N offloads N layers' activations; with pipeline stages (which
+    // Megatron-Core refuses) or N not below the layers, that row is not modelled and the others run.
+    const json runs = load_json("validation", "megatron_bridge_perf_2026");
+    json rows = json::array();
+    for (const auto& row : runs) {
+        const int pp = row["pipeline_parallel"];
+        if (pp == 1 && rows.size() < 1) rows.push_back(row);  // an FSDP line that offloads
+        if (pp > 1 && rows.size() == 1) {
+            json bad = row;
+            bad["throughput_definition"] = bad["throughput_definition"].get<std::string>() + ", cpu_offloading_num_layers 10";
+            rows.push_back(bad);
+        }
+    }
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_GT(validation_case(rows[0], "test").options.cpu_offload_layers, 0);
+    const auto rep = validate_runs(rows, "test.json");
+    ASSERT_EQ(rep.rows.size(), 2u);
+    EXPECT_TRUE(rep.rows[0].skipped_because.empty()) << rep.rows[0].skipped_because;
+    EXPECT_NE(rep.rows[1].skipped_because.find("cpu_offloading_num_layers"), std::string::npos) << rep.rows[1].skipped_because;
+}
+
 TEST(Validate, LlmFoundryTableRunsAreAllModelled) {
     // The rest of llm-foundry's benchmark table (the fit set holds 12 of its lines).
     const json runs = load_json("validation", "llm_foundry_table");
