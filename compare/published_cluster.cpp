@@ -37,7 +37,7 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
     if (a100) return "dgx-a100";
     if (has(gpu, "h100") && has(gpu, "pcie")) return "pcie-h100";
     if (has(gpu, "h100") || has(gpu, "h800")) return "dgx-h100";
-    if (has(gpu, "h200")) return "dgx-h200";
+    if (has(gpu, "h200")) return "dgx-h200";  // GH200 too: published_cluster gives it its own memory
     if (has(gpu, "v100")) return "dgx2-v100";
     // GB200 is the B200 die beside a Grace CPU, clocked higher, in a 72-GPU NVLink domain; GB300
     // and B300 are Blackwell Ultra in the same two forms.
@@ -139,6 +139,17 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
         c.gpu.tdp_W = h200 ? 600 : 400;
         c.intra_node.kind = "pcie";
         c.intra_node.bandwidth_GBps = 64;
+    }
+    // GH200 (NVIDIA GH200 Grace Hopper Superchip datasheet): the H100 die and its peaks with 96 GB of
+    // HBM3 at 4 TB/s, or 144 GB of HBM3e at 4.9 TB/s where the row names HBM3e or 144 GB, tied to its
+    // own Grace CPU by NVLink-C2C at 900 GB/s bidirectional (450 per direction). The nodes' GPU links
+    // vary by system: the preset's, unless the row says otherwise.
+    if (has(gpu_type, "gh200")) {
+        const bool hbm3e = has(gpu_type, "hbm3e") || has(gpu_type, "144");
+        c.gpu.name = "GH200";
+        c.gpu.memory_GiB = hbm3e ? 144 : 96;
+        c.gpu.memory_bandwidth_GBps = hbm3e ? 4900 : 4000;
+        c.gpu.host_bandwidth_GBps = 450;
     }
     const GpuFigures stated = parse_gpu_figures(gpu_type);
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;

@@ -110,6 +110,14 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     const ClusterSpec h200nvl = published_cluster("H200 NVL 141GB", "", 8, 16, "runs.json", "row 'x'");
     EXPECT_DOUBLE_EQ(h200nvl.gpu.peak_tflops.at(Precision::fp8), 1671);
     EXPECT_DOUBLE_EQ(h200nvl.gpu.memory_GiB, 141);  // as the row states it
+    // GH200: the H100 die's peaks with its own memory (96 GB HBM3 at 4 TB/s; 144 GB HBM3e at 4.9 TB/s)
+    // and NVLink-C2C to its Grace CPU (450 GB/s each way).
+    const ClusterSpec gh = published_cluster("NVIDIA GH200 Grace Hopper Superchip", "", 4, 8, "runs.json", "row 'x'");
+    EXPECT_EQ(gh.gpu.name, "GH200");
+    EXPECT_DOUBLE_EQ(gh.gpu.peak_tflops.at(Precision::bf16), 989);
+    EXPECT_DOUBLE_EQ(gh.gpu.memory_GiB, 96);
+    EXPECT_DOUBLE_EQ(gh.gpu.host_bandwidth_GBps, 450);
+    EXPECT_DOUBLE_EQ(published_cluster("GH200 144GB HBM3e", "", 4, 8, "runs.json", "row 'x'").gpu.memory_bandwidth_GBps, 4900);
     // GB200 NVL72 is not an NVL card.
     EXPECT_DOUBLE_EQ(published_cluster("GB200 NVL72", "", 0, 72, "runs.json", "row 'x'").gpu.peak_tflops.at(Precision::bf16), 2500);
     // V100 (DGX-2 preset; a DGX-1 row states 8 per node, a 16GB card its memory): fp16 only.
