@@ -36,6 +36,13 @@ int placement_index(const std::string& s) {
 // chunk that fit (Megatron's --recompute-method block), chosen per ZeRO stage when evaluated.
 constexpr std::int8_t kBlockRecompute = 3;
 
+// The plan whose step-time bounds hold for plan p of a group with recompute choice `recompute`:
+// block recompute re-runs a subset of full's layers, so the plan without recompute bounds it.
+Plan timing_probe(Plan p, std::int8_t recompute) {
+    if (recompute == kBlockRecompute) p.recompute = Recompute::none;
+    return p;
+}
+
 // One point of the space without its ZeRO stage: the unit the bound is computed and sorted on.
 struct Group {
     std::int32_t tp, pp, cp, dp, mb, v;
@@ -184,11 +191,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                                     for (const auto& order : orders) {
                                         g.placement = std::int8_t(placement_index(order));
                                         probe = plan_of(g, req, 0);
-                                        // Block recompute re-runs a subset of full's layers: the
-                                        // bound without recompute holds for it.
-                                        Plan timed = probe;
-                                        if (g.recompute == kBlockRecompute) timed.recompute = Recompute::none;
-                                        g.step_bound = bound(timed);
+                                        g.step_bound = bound(timing_probe(probe, g.recompute));
                                         // The key bounds every ZeRO stage: memory's is smallest with
                                         // the most sharding (the last stage tried).
                                         double memory_key = 0;
@@ -455,9 +458,7 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
             if (!(g.zeros & (1 << zero))) continue;
             Plan p = plan_of(g, req, zero);
             const bool block = g.recompute == kBlockRecompute;
-            Plan timed = p;
-            if (block) timed.recompute = Recompute::none;
-            const double t = std::max(g.step_bound, step_time_lower_bound(m, c, timed));
+            const double t = std::max(g.step_bound, step_time_lower_bound(m, c, timing_probe(p, g.recompute)));
             // Block recompute holds more than full recompute: full's bound holds for it.
             const double mem_lb = memory_lower_bound_GiB(m, p, g.params_first, g.params_last);
             if (mem_lb > usable) {

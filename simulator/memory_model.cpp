@@ -157,6 +157,12 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
     const auto schedule = pipeline_schedule(p.schedule, p.pp, p.num_microbatches(), p.virtual_stages);
     const int shard = p.dp * p.cp;
     const double layer_params = layer_parameters_per_tp_rank(m, p.tp);
+    // What one microbatch's forward leaves stored on each model stage, until its backward.
+    std::vector<double> stage_bytes(chunks);
+    for (int stage = 0; stage < chunks; ++stage) {
+        stage_bytes[stage] = chunk_activation_bytes(p, layers[stage], stored, full_layer, opt.cpu_offload_layers);
+        if (stage == chunks - 1) stage_bytes[stage] += logits + E * sb * m.hidden_size;  // final norm input
+    }
 
     std::vector<RankMemory> out(p.pp);
     for (int r = 0; r < p.pp; ++r) {
@@ -165,9 +171,7 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         // Walk the schedule: each forward adds its chunk's stored activations, each backward frees them.
         double live = 0, peak = 0;
         for (const auto& a : schedule[r]) {
-            const int stage = a.chunk * p.pp + r;
-            double bytes = chunk_activation_bytes(p, layers[stage], stored, full_layer, opt.cpu_offload_layers);
-            if (stage == chunks - 1) bytes += logits + E * sb * m.hidden_size;  // final norm input
+            const double bytes = stage_bytes[a.chunk * p.pp + r];
             live += a.op == PipelineOp::forward ? bytes : -bytes;
             peak = std::max(peak, live);
         }
