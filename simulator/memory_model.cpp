@@ -83,11 +83,12 @@ double layer_stored_activation_bytes(const ModelSpec& m, const Plan& p, const Ac
     return layer_activation_bytes(m, p, o);
 }
 
-ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Precision precision) {
+ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Precision precision, bool fp32_gradients) {
     // Rajbhandari et al. 2020 §3.1: mixed-precision Adam keeps 2Ψ + 2Ψ + KΨ with K = 12
     // (fp32 master weights, momentum and variance); plain fp32 Adam keeps 4Ψ + 4Ψ + 8Ψ.
     const bool fp32 = precision == Precision::fp32;
-    const double w = fp32 ? 4.0 : 2.0, g = fp32 ? 4.0 : 2.0, k = fp32 ? 8.0 : 12.0;
+    const double w = fp32 ? 4.0 : 2.0, k = fp32 ? 8.0 : 12.0;
+    const double g = fp32 || (fp32_gradients && zero_stage <= 1) ? 4.0 : 2.0;
     const double n = std::max(1, shard);
     ModelStateBytes s;
     s.optimizer = params * k / (zero_stage >= 1 ? n : 1.0);
@@ -167,7 +168,7 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
     std::vector<RankMemory> out(p.pp);
     for (int r = 0; r < p.pp; ++r) {
         RankMemory& mem = out[r];
-        mem.states = model_state_bytes(parameters_on_rank(m, p, r), p.zero_stage, shard, p.precision);
+        mem.states = model_state_bytes(parameters_on_rank(m, p, r), p.zero_stage, shard, p.precision, opt.grad_reduce_in_fp32);
         // Walk the schedule: each forward adds its chunk's stored activations, each backward frees them.
         double live = 0, peak = 0;
         for (const auto& a : schedule[r]) {
@@ -178,8 +179,11 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         // While a layer is recomputed (or the last layer's backward runs) its full set is live.
         double working = p.recompute == Recompute::full ? full_layer : 0.0;
         const bool holds_loss = r == (chunks - 1) % p.pp;
-        // The 16-bit logits exist next to their fp32 copy while the loss is computed.
-        if (holds_loss) working = std::max(working, E * sb * double(m.vocab_size) / p.tp);
+        // The 16-bit logits exist next to their fp32 copy while the loss is computed. PyTorch's
+        // cross entropy is out of place: its backward holds the saved fp32 log-probabilities (stored
+        // above) with their incoming gradient and the logits' gradient, 8 bytes per logit more.
+        const double loss_working = opt.torch_cross_entropy ? 8.0 : E;
+        if (holds_loss) working = std::max(working, loss_working * sb * double(m.vocab_size) / p.tp);
         mem.activations = peak + working;
         // Logged metrics run after the backward has freed the stored activations: the kept 16-bit
         // logits, one fp32 copy and its log_softmax output are live together.
@@ -223,6 +227,7 @@ ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& 
     a.dropout = a.dropout && o.model_dropout;
     a.flash_attention = o.fused_attention;
     a.fused_cross_entropy = o.fused_cross_entropy;
+    a.torch_cross_entropy = o.torch_cross_entropy && !o.fused_cross_entropy;
     a.metric_cross_entropies = o.metric_cross_entropies;
     a.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
     a.fp8_saves_gemm_inputs = o.fp8_saves_gemm_inputs;

@@ -35,11 +35,15 @@ struct ActivationOptions {
     // The loss keeps the 16-bit logits for its backward (a fused classifier) rather than the
     // fp32 softmax (the eager cross entropy).
     bool fused_cross_entropy = false;
+    // The eager loss is PyTorch's F.cross_entropy on an fp32 copy of the logits (torchtitan), not
+    // Megatron's vocabulary-parallel loss: see SimulateOptions::torch_cross_entropy.
+    bool torch_cross_entropy = false;
     // Cross entropies evaluated on the logits after the backward for logged metrics
     // (SimulateOptions::metric_cross_entropies): each holds an fp32 copy and its log_softmax.
     int metric_cross_entropies = 0;
-    // Gradients reduced in fp32 (SimulateOptions::grad_reduce_in_fp32): under ZeRO-3 the gathered
-    // layer's 16-bit gradient is copied to fp32 before its reduce-scatter, and both are live.
+    // Gradients reduced in fp32 (SimulateOptions::grad_reduce_in_fp32): under ZeRO-0/1 the full
+    // gradient accumulates in an fp32 buffer (model_state_bytes); under ZeRO-3 the gathered layer's
+    // 16-bit gradient is copied to fp32 before its reduce-scatter, and both are live.
     bool grad_reduce_in_fp32 = false;
     // In an fp8 run the GEMMs' inputs are kept in fp8 (SimulateOptions::fp8_saves_gemm_inputs).
     bool fp8_saves_gemm_inputs = true;
@@ -63,11 +67,18 @@ double layer_stored_activation_bytes(const ModelSpec& m, const Plan& p, const Ac
 // Model states for `params` parameters of one GPU's model part, sharded by ZeRO over `shard`
 // data-parallel ranks: 16-bit weights and gradients (2Ψ + 2Ψ) and Adam's fp32 master weights,
 // momentum and variance (K = 12 bytes per parameter); fp32 training keeps 4Ψ + 4Ψ + 8Ψ.
+// `fp32_gradients`: a 16-bit run whose unsharded gradients (ZeRO-0/1) accumulate in an fp32
+// buffer, 4Ψ instead of 2Ψ: Megatron's main_grad buffer with bf16 (Megatron Core's distributed
+// optimizer guide: "bf16 parameters, fp32 gradients" take 18 bytes per parameter, 6 + 12/d
+// distributed), DeepSpeed's bf16 optimizer's fp32 gradient copies, FSDP2's accumulated unsharded
+// gradients in its fp32 reduce dtype. Under ZeRO-2/3 the gradient shard is counted as before: FSDP's
+// fp32 shard is its own master weight, which K already holds.
 struct ModelStateBytes {
     double weights = 0, gradients = 0, optimizer = 0;
     double total() const { return weights + gradients + optimizer; }
 };
-ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Precision precision);
+ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Precision precision,
+                                  bool fp32_gradients = false);
 
 // Parameters one GPU of pipeline rank `pp_rank` holds (all its chunks, its share of the tensor-
 // parallel split, embeddings on the first stage and the LM head on the last).

@@ -78,6 +78,12 @@ struct SimulateOptions {
     // Loss as one fused classifier kernel (llm.c; Megatron --cross-entropy-loss-fusion), or the
     // eager fp32 cross entropy that Megatron and PyTorch run by default.
     bool fused_cross_entropy = false;
+    // The eager loss is PyTorch's F.cross_entropy on an fp32 copy of the logits (torchtitan): its
+    // log_softmax saves its fp32 output, and the backward creates the gradient of that output and
+    // then the logits' gradient beside it, out of place (12 bytes per logit live at once). Megatron's
+    // vocabulary-parallel loss turns its saved fp32 softmax into the gradient in place. Memory only:
+    // both read and write the logits about as often.
+    bool torch_cross_entropy = false;
     // Cross entropies over each microbatch's logits that the trainer evaluates outside autograd
     // for its logged training metrics (Composer, llm-foundry's trainer: 2; Megatron-LM,
     // torchtitan, DeepSpeed, llm.c log the loss itself: 0). OverlapOptions has the cost.

@@ -87,6 +87,7 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .pipeline_gathers_once = true,
                                 .applies_dropout = false,
                                 .fused_elementwise = false,
+                                .torch_cross_entropy = true,
                                 .fuses_grad_accumulation = false,
                                 .zeroes_grad_buffer = false,
                                 .fp8_saves_gemm_inputs = false};
@@ -112,6 +113,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.model_dropout = s.applies_dropout;
     o.fused_elementwise = s.fused_elementwise;
     o.fused_cross_entropy = s.fused_cross_entropy;
+    o.torch_cross_entropy = s.torch_cross_entropy;
     o.metric_cross_entropies = s.metric_cross_entropies;
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;

@@ -24,6 +24,7 @@ struct SoftwareStack {
     bool applies_dropout = true;              // a GPT-family model's dropout (0.1) is on
     bool fused_elementwise = true;            // fused elementwise kernels rather than eager PyTorch ops
     bool fused_cross_entropy = false;         // a fused classifier kernel rather than the fp32 eager loss
+    bool torch_cross_entropy = false;         // that eager loss is PyTorch's F.cross_entropy (out of place)
     int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch
     bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always

@@ -121,12 +121,12 @@ TEST(Search, PrunedPlansNeverBeatTheBestFound) {
 }
 
 TEST(Search, BlockRecomputeOfAFewLayersWinsWhereNothingElseFits) {
-    // Llama-3-8B at 8192 tokens on 4 H100s: without recompute the fast layouts (no TP) do not fit,
-    // and recomputing a few layers of each chunk is cheaper than tensor parallelism or recomputing
+    // Llama-3-8B at 16384 tokens on 8 H100s: without recompute the fast layouts do not fit, and
+    // recomputing a few layers of each chunk is cheaper than more tensor parallelism or recomputing
     // all 32. Brute force over the whole space, block plans included, is the reference.
     const ModelSpec m = load_model("llama3-8b");
-    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 4);
-    const PlanRequest req = complete_request(m, c, 64, 8192);
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    const PlanRequest req = complete_request(m, c, 64, 16384);
     SearchOptions o;
     o.top_k = 1;
     o.framework = Framework::megatron;

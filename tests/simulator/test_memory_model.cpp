@@ -22,6 +22,38 @@ TEST(MemoryModel, ZeroPaperExample) {
     EXPECT_DOUBLE_EQ(s1.optimizer, 12 * psi / 64);
 }
 
+TEST(MemoryModel, MegatronDistributedOptimizerGuide) {
+    // Megatron Core's distributed optimizer guide, bytes per parameter with bf16 parameters and fp32
+    // (main) gradients: 18 without the distributed optimizer, 6 + 12/d with it. The fp32 gradient
+    // buffer is unsharded there; under ZeRO-3 FSDP's fp32 shard is its master weight: 16/d.
+    const double psi = 1e9;
+    const int d = 8;
+    EXPECT_DOUBLE_EQ(model_state_bytes(psi, 0, d, Precision::bf16, true).total(), 18 * psi);
+    EXPECT_DOUBLE_EQ(model_state_bytes(psi, 1, d, Precision::bf16, true).total(), (6 + 12.0 / d) * psi);
+    EXPECT_DOUBLE_EQ(model_state_bytes(psi, 3, d, Precision::bf16, true).total(), 16.0 / d * psi);
+    // A 16-bit gradient buffer (llm.c; NeMo's fp8 recipes) keeps the ZeRO paper's 2 bytes.
+    EXPECT_DOUBLE_EQ(model_state_bytes(psi, 1, d, Precision::bf16, false).total(), (4 + 12.0 / d) * psi);
+}
+
+TEST(MemoryModel, TorchCrossEntropyBackwardHoldsTwoMoreFp32Copies) {
+    // Without recompute the loss is the only working set. Megatron's loss keeps the fp32 softmax
+    // (4 bytes per logit, stored) and needs the 16-bit logits beside it (2); PyTorch's
+    // F.cross_entropy keeps its fp32 log-probabilities and its backward makes their gradient and the
+    // logits' gradient, both fp32, out of place: 8 bytes per logit beside the stored 4.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    Plan p;
+    p.dp = 8;
+    p.microbatch_size = 2;
+    p.global_batch_size = 16;
+    p.seq_length = 4096;
+    ActivationOptions megatron = default_activation_options(m), torch = megatron;
+    torch.torch_cross_entropy = true;
+    const double logits = 2.0 * 4096 * double(m.vocab_size);
+    const double diff = memory_per_rank(m, c, p, torch)[0].activations - memory_per_rank(m, c, p, megatron)[0].activations;
+    EXPECT_NEAR(diff, (8.0 - 2.0) * logits, 1e-9 * diff);
+}
+
 namespace {
 // A GPT-3-175B layer shape (Brown et al. 2020) for Korthikanti et al. 2022, Table 2.
 ModelSpec gpt_shape() {

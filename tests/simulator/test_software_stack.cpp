@@ -44,6 +44,14 @@ TEST(SoftwareStack, GradientBuffersAreZeroedWhereTheFrameworkKeepsOne) {
     EXPECT_FALSE(stack_defaults(kLlmFoundry, Precision::bf16).zero_gradient_buffer);
 }
 
+TEST(SoftwareStack, OnlyTorchtitanRunsPyTorchsCrossEntropy) {
+    // torchtitan calls F.cross_entropy on the fp32 logits; Megatron-LM and DeepSpeed run the
+    // vocabulary-parallel loss, llm-foundry and llm.c a fused one.
+    EXPECT_TRUE(stack_defaults(kTorchtitan, Precision::bf16).torch_cross_entropy);
+    for (const SoftwareStack* s : {&kMegatronLM, &kDeepSpeed, &kLlmFoundry, &kLlmC})
+        EXPECT_FALSE(stack_defaults(*s, Precision::bf16).torch_cross_entropy) << s->name;
+}
+
 TEST(SoftwareStack, ZeroingTheBufferWritesEveryGradientOnce) {
     // By hand: the buffer holds every weight of the rank (ZeRO-1 shards only the optimizer) in the
     // reduction's precision, fp32 here, and zeroing it is one write of that many bytes. With ZeRO-2
