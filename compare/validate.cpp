@@ -138,6 +138,11 @@ const std::vector<std::string>& validation_rules() {
         "would choose them, among what the framework can express (Megatron-LM and llm.c shard to ZeRO-1 at most; "
         "DeepSpeed's pipeline engine neither interleaves nor shards past ZeRO-1 with pipeline stages, and has no "
         "Megatron-style sequence parallelism). The row's assumptions name the values taken.",
+        "R16 memory: a row's memory_gb is the peak memory per GPU its source measured, in GiB where the row's "
+        "notes or throughput definition name GiB (torchtitan prints the allocator's peak reservation in GiB), "
+        "else in GB (10^9 bytes); it is compared with the predicted peak, never used to predict, and a value "
+        "that is not a positive number makes the row not modelled, with the key named. A measured peak of "
+        "PyTorch's caching allocator also holds freed blocks it keeps for reuse, which the memory model does not.",
     };
     return rules;
 }
@@ -872,6 +877,11 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
         tf = positive("tflops_per_gpu");
         mfu = positive("mfu_percent");
         hfu = positive("hfu_percent");
+        // R16
+        if (const std::optional<double> gb = positive("memory_gb")) {
+            const std::string said = text_of(row, "notes") + " " + def;
+            v.published_memory_GiB = said.find("GiB") != std::string::npos ? *gb : *gb * 1e9 / units::GiB;
+        }
     } catch (const InputError& e) {
         v.skipped_because = e.what();
         return;
@@ -942,6 +952,12 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
     int fitting = 0;
     for (const auto& v : rows) {
         if (!v.modelable) continue;
+        if (v.published_memory_GiB > 0) {
+            const double e = v.memory_GiB / v.published_memory_GiB - 1.0;
+            ++s.memory_rows;
+            s.memory_bias += e;
+            s.memory_mape += std::abs(e);
+        }
         pub_mfu.push_back(v.published_mfu);
         pred_mfu.push_back(v.predicted_mfu);
         sum_abs += std::abs(v.error);
@@ -957,6 +973,10 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
         s.mape = sum_abs / s.modelable;
         s.fit_share = double(fitting) / s.modelable;
         s.spearman = spearman(pub_mfu, pred_mfu);
+    }
+    if (s.memory_rows > 0) {
+        s.memory_bias /= s.memory_rows;
+        s.memory_mape /= s.memory_rows;
     }
     return s;
 }

@@ -60,6 +60,7 @@ struct ValidationRow {
     double step_time_s = 0;
     bool fits = false;
     double memory_GiB = 0;
+    double published_memory_GiB = 0;   // R16: the source's measured peak per GPU; 0 where it gives none
     SimulationResult result;
 };
 
@@ -71,6 +72,10 @@ struct ValidationSummary {
     double spearman = 0;             // rank correlation of implied utilization, published vs predicted
     double fit_share = 0;            // share of modelable rows predicted to fit in memory
     int within_15_percent = 0;
+    // Predicted against published peak memory per GPU (R16), over the modelable rows that give one:
+    // mean of predicted / published − 1 and of its magnitude.
+    int memory_rows = 0;
+    double memory_bias = 0, memory_mape = 0;
 };
 
 struct ValidationReport {

@@ -411,6 +411,34 @@ TEST(Validate, TorchtitanH100RunsAreAllModelled) {
     ASSERT_EQ(rep.rows.size(), runs.size());
 }
 
+TEST(Validate, PublishedPeakMemoryIsComparedNotUsed) {
+    // R16: memory_gb is GB unless the row names GiB; it changes no prediction, and the summary's
+    // memory error is the mean of predicted / published - 1 over the rows that give one.
+    json gb = megatron_row(), gib = megatron_row(), none = megatron_row();
+    gb["memory_gb"] = 64.0;
+    gib["memory_gb"] = 64.0;
+    gib["notes"] = "Memory(GiB) is the table's maximum over GPUs.";
+    const auto rep = validate_runs(json::array({gb, gib, none}), "test");
+    ASSERT_EQ(rep.rows.size(), 3u);
+    for (const auto& r : rep.rows) ASSERT_TRUE(r.modelable) << r.skipped_because;
+    EXPECT_NEAR(rep.rows[0].published_memory_GiB, 64e9 / (1024.0 * 1024 * 1024), 1e-9);
+    EXPECT_DOUBLE_EQ(rep.rows[1].published_memory_GiB, 64.0);
+    EXPECT_DOUBLE_EQ(rep.rows[2].published_memory_GiB, 0.0);
+    EXPECT_DOUBLE_EQ(rep.rows[0].predicted, rep.rows[2].predicted);
+    EXPECT_DOUBLE_EQ(rep.rows[0].memory_GiB, rep.rows[2].memory_GiB);
+    const double m = rep.rows[2].memory_GiB;
+    EXPECT_EQ(rep.summary.memory_rows, 2);
+    const double e0 = m / rep.rows[0].published_memory_GiB - 1, e1 = m / 64.0 - 1;
+    EXPECT_NEAR(rep.summary.memory_bias, (e0 + e1) / 2, 1e-12);
+    EXPECT_NEAR(rep.summary.memory_mape, (std::abs(e0) + std::abs(e1)) / 2, 1e-12);
+
+    json bad = megatron_row();
+    bad["memory_gb"] = -1.0;
+    const auto b = validate_runs(json::array({bad}), "test");
+    EXPECT_FALSE(b.rows[0].modelable);
+    EXPECT_NE(b.rows[0].skipped_because.find("memory_gb"), std::string::npos) << b.rows[0].skipped_because;
+}
+
 TEST(Validate, BadRowsAreReportedNotFatal) {
     json row = megatron_row();
     row["num_attention_heads"] = 15;  // tp 2 does not divide 15 heads
