@@ -439,6 +439,41 @@ TEST(Validate, PublishedPeakMemoryIsComparedNotUsed) {
     EXPECT_NE(b.rows[0].skipped_because.find("memory_gb"), std::string::npos) << b.rows[0].skipped_because;
 }
 
+TEST(Validate, TorchtitansPublishedOutOfMemoryLayoutsDoNotFit) {
+    // torchtitan's docs/performance.md (3faaa1a0d, 2024-08-23), beside the out-of-sample rows it
+    // published: Llama 2 70B on 64 A100-80GB ran local batch 1 with selective op checkpointing
+    // because local batch 2 ran out of memory, and Llama 3.1 405B on 128 H100s "OOM for 1D
+    // parallelism (FSDP2)", so it ran TP 8 x FSDP 16. The memory model agrees on all four.
+    const json runs = load_json("validation", "out_of_sample_runs");
+    json rows = json::array();
+    for (const auto& row : runs) {
+        const std::string name = row["name"];
+        if (name == "torchtitan Llama2-70B 64xA100 FSDP2 bs1 AC=selective op") {
+            json oom = row;
+            oom["name"] = "local batch 2";
+            oom["microbatch_size"] = 2;
+            oom["global_batch_size"] = 128;
+            rows.push_back(row);
+            rows.push_back(oom);
+        }
+        if (name == "torchtitan Llama3.1-405B 128xH100 FSDP16 TP8 bs2 AC=full") {
+            json oom = row;
+            oom["name"] = "FSDP alone";
+            oom["tensor_parallel"] = 1;
+            oom["data_parallel"] = 128;
+            oom["global_batch_size"] = 256;
+            rows.push_back(row);
+            rows.push_back(oom);
+        }
+    }
+    ASSERT_EQ(rows.size(), 4u);
+    const auto rep = validate_runs(rows, "test");
+    for (std::size_t i = 0; i < 4; ++i) {
+        ASSERT_TRUE(rep.rows[i].modelable) << rep.rows[i].skipped_because;
+        EXPECT_EQ(rep.rows[i].fits, i % 2 == 0) << rep.rows[i].name << ": " << rep.rows[i].memory_GiB << " GiB";
+    }
+}
+
 TEST(Validate, BadRowsAreReportedNotFatal) {
     json row = megatron_row();
     row["num_attention_heads"] = 15;  // tp 2 does not divide 15 heads
