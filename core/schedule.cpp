@@ -8,15 +8,16 @@
 
 namespace tessel {
 
-int warmup_forwards(Schedule schedule, int pp, int rank, int m, int v) {
+int warmup_forwards(Schedule schedule, int pp, int rank, int m, int v, bool all_forwards_first_at_m_equal_pp) {
     if (schedule == Schedule::gpipe) return m * v;
     if (schedule == Schedule::one_f_one_b || v == 1) return std::min(pp - rank - 1, m);
     const int total = m * v;
-    if (m == pp) return total;  // Megatron: with as many microbatches as stages, all forwards go first
+    // Megatron: with as many microbatches as stages, all forwards go first.
+    if (m == pp && all_forwards_first_at_m_equal_pp) return total;
     return std::min((pp - rank - 1) * 2 + (v - 1) * pp, total);
 }
 
-std::vector<RankSchedule> pipeline_schedule(Schedule schedule, int pp, int m, int v) {
+std::vector<RankSchedule> pipeline_schedule(Schedule schedule, int pp, int m, int v, bool all_forwards_first_at_m_equal_pp) {
     if (pp < 1 || m < 1 || v < 1) throw InputError(fmt::format("pipeline schedule: pp {}, microbatches {}, virtual stages {} must be >= 1", pp, m, v));
     if (schedule != Schedule::interleaved) v = 1;
     if (schedule == Schedule::interleaved && v > 1 && m % pp != 0)
@@ -40,7 +41,7 @@ std::vector<RankSchedule> pipeline_schedule(Schedule schedule, int pp, int m, in
             return PipelineAction{PipelineOp::backward, (k / (pp * v)) * pp + in_round % pp, v - 1 - in_round / pp};
         };
         const int total = m * v;
-        const int warmup = warmup_forwards(schedule, pp, r, m, v);
+        const int warmup = warmup_forwards(schedule, pp, r, m, v, all_forwards_first_at_m_equal_pp);
         for (int k = 0; k < warmup; ++k) s.push_back(fwd(k));
         for (int k = 0; k < total - warmup; ++k) {
             s.push_back(fwd(k + warmup));

@@ -155,7 +155,8 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
     // The vocabulary-parallel cross entropy keeps the fp32 softmax of each in-flight microbatch; a
     // fused classifier keeps the 16-bit logits (and a log-sum-exp per token).
     const double logits = (opt.fused_cross_entropy ? E : 4.0) * sb * double(m.vocab_size) / p.tp;
-    const auto schedule = pipeline_schedule(p.schedule, p.pp, p.num_microbatches(), p.virtual_stages);
+    const auto schedule = pipeline_schedule(p.schedule, p.pp, p.num_microbatches(), p.virtual_stages,
+                                            opt.all_forwards_first_at_m_equal_pp);
     const int shard = p.dp * p.cp;
     const double layer_params = layer_parameters_per_tp_rank(m, p.tp);
     // What one microbatch's forward leaves stored on each model stage, until its backward.
@@ -232,6 +233,7 @@ ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& 
     a.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
     a.fp8_saves_gemm_inputs = o.fp8_saves_gemm_inputs;
     a.cpu_offload_layers = o.cpu_offload_layers;
+    a.all_forwards_first_at_m_equal_pp = o.all_forwards_first_at_m_equal_pp;
     return a;
 }
 

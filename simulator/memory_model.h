@@ -49,6 +49,8 @@ struct ActivationOptions {
     bool fp8_saves_gemm_inputs = true;
     // Activations of the first N layers offloaded to host memory (SimulateOptions::cpu_offload_layers).
     int cpu_offload_layers = 0;
+    // The interleaved schedule's order at m = pp (SimulateOptions::all_forwards_first_at_m_equal_pp).
+    bool all_forwards_first_at_m_equal_pp = true;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);

@@ -31,7 +31,7 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
     const int pp = in.pp, m = in.microbatches;
     const int v = in.schedule == Schedule::interleaved ? in.virtual_stages : 1;
     const int stages = pp * v;
-    const auto schedule = pipeline_schedule(in.schedule, pp, m, v);
+    const auto schedule = pipeline_schedule(in.schedule, pp, m, v, in.all_forwards_first_at_m_equal_pp);
 
     // arrivals[s][mb]: input of stage s for microbatch mb (forward: from s-1; backward: from s+1).
     // Reused between calls: the planner simulates thousands of plans, and fresh buffers of this

@@ -214,6 +214,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     in.pp = p.pp;
     in.virtual_stages = v;
     in.microbatches = p.num_microbatches();
+    in.all_forwards_first_at_m_equal_pp = o.all_forwards_first_at_m_equal_pp;
     in.layers = layers;
     in.overlap_grad_reduce = o.overlap_grad_reduce && !(o.reduce_after_pipeline_flush && p.pp > 1);
     in.overlap_p2p = o.overlap_p2p_comm && v > 1;  // v > 1 only in the interleaved schedule

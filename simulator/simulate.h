@@ -103,6 +103,11 @@ struct SimulateOptions {
     // what it takes beyond that layer. Megatron-Core allows it without pipeline parallelism only,
     // for fewer layers than the model has; so does simulate().
     int cpu_offload_layers = 0;
+    // Interleaved schedule with as many microbatches as pipeline ranks: every forward before any
+    // backward on every rank (Megatron-Core's forward_backward_pipelining_with_interleaving), or the
+    // usual warm-up of (v - 1) pp + 2 (pp - rank - 1) forwards (PyTorch's ScheduleInterleaved1F1B,
+    // torchtitan), with which the last rank runs each microbatch's loss and backward in turn.
+    bool all_forwards_first_at_m_equal_pp = true;
 };
 
 // The attention kernel the options name.

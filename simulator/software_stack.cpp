@@ -79,6 +79,9 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // gradients, one reduce-scatter after the last backward. Its optimizer frees the gradients
 // (zero_grad's set_to_none default). Its float8 training (torchao's Float8Linear,
 // matmul_with_hp_or_float8_args) keeps each GEMM's bf16 input for the backward and casts it again.
+// Its pipeline schedules are torch.distributed.pipelining's: ScheduleInterleaved1F1B warms up
+// (v - 1) pp + 2 (pp - rank - 1) forwards even when the microbatches equal the ranks, where
+// Megatron runs all forwards first.
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .reduces_after_pipeline_flush = true,
@@ -90,7 +93,8 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .torch_cross_entropy = true,
                                 .fuses_grad_accumulation = false,
                                 .zeroes_grad_buffer = false,
-                                .fp8_saves_gemm_inputs = false};
+                                .fp8_saves_gemm_inputs = false,
+                                .all_forwards_first_at_m_equal_pp = false};
 
 // llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
@@ -118,6 +122,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;
     o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
+    o.all_forwards_first_at_m_equal_pp = s.all_forwards_first_at_m_equal_pp;
     return o;
 }
 

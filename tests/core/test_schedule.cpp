@@ -70,3 +70,19 @@ TEST(Schedule, InterleavedWarmupFormula) {
     auto s = pipeline_schedule(Schedule::interleaved, 2, 4, 2);
     EXPECT_EQ(to_string(s[0]).substr(0, 18), "F0 F1 F0.1 F1.1 F2");
 }
+
+TEST(Schedule, InterleavedWithAsManyMicrobatchesAsRanks) {
+    // m = pp = 4, v = 2. Megatron runs all 8 forwards first on every rank; PyTorch's
+    // ScheduleInterleaved1F1B keeps (v - 1) pp + 2 (pp - rank - 1) = 4 on the last rank, capped at 8
+    // on the first, so the last rank's second chunk (the loss) alternates forward and backward.
+    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 3, 4, 2), 8);
+    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 3, 4, 2, false), 4);
+    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 0, 4, 2, false), 8);
+    const auto megatron = pipeline_schedule(Schedule::interleaved, 4, 4, 2);
+    const auto torch = pipeline_schedule(Schedule::interleaved, 4, 4, 2, false);
+    EXPECT_EQ(to_string(megatron[3]), "F0 F1 F2 F3 F0.1 F1.1 F2.1 F3.1 B0.1 B1.1 B2.1 B3.1 B0 B1 B2 B3");
+    EXPECT_EQ(to_string(torch[3]), "F0 F1 F2 F3 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.1 B3.1 B0 B1 B2 B3");
+    EXPECT_EQ(max_in_flight(megatron[3]), 8);
+    EXPECT_EQ(max_in_flight(torch[3]), 5);
+    EXPECT_EQ(torch[0], megatron[0]);
+}

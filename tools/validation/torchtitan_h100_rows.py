@@ -5,7 +5,9 @@ The figures are those of docs/performance.md in pytorch/torchtitan at the commit
 (Tables 1-6: Llama 3.1 8B, 70B and 405B from 8 to 512 H100s). What a row does not print is taken
 from torchtitan's code at the commit the doc says it measured (9dec370) and its Llama 3.1
 configurations: FSDP2 with fp32 gradient reduction, the TP plan's SequenceParallel norms,
-reshard_after_forward=False with pipeline stages, one microbatch per pipeline stage by default, and
+reshard_after_forward=False with pipeline stages, as many microbatches as pipeline ranks by default
+(build_pipeline_schedule: pipeline_parallel_microbatches, else pipeline_parallel_degree, whatever
+the stages per rank; its help text says "the number of pipeline stages"), and
 norm_type "rmsnorm" (PyTorch's eager RMSNorm unless the blocks are compiled).
 
     tools/validation/torchtitan_h100_rows.py > configs/validation/torchtitan_h100_runs.json
@@ -20,7 +22,7 @@ NET = "8 x 400 Gb/s backend RDMA network per host (400 Gb/s per GPU)"
 COMMON = ("TPS/GPU as printed in the table, read at the 90th iteration. torchtitan at 9dec370: FSDP2 with "
           "mixed_precision_reduce float32; the TP plan shards the norms along the sequence (SequenceParallel); "
           "with pipeline stages FSDP is built with reshard_after_forward=False and the pipeline schedule "
-          "syncs gradients only after the last microbatch; pipeline_parallel_microbatches defaults to the number of stages; "
+          "syncs gradients only after the last microbatch; pipeline_parallel_microbatches defaults to the pipeline degree (build_pipeline_schedule); "
           "norm_type rmsnorm (PyTorch eager RMSNorm where the blocks are not compiled)")
 l8 = dict(num_layers=32, hidden_size=4096, num_attention_heads=32, num_kv_heads=8, ffn_hidden_size=14336, parameters_b=8)
 l70 = dict(num_layers=80, hidden_size=8192, num_attention_heads=64, num_kv_heads=8, ffn_hidden_size=28672, parameters_b=70)
@@ -57,10 +59,10 @@ T4 = "Table 4 (2D FSDP 32 + TP 8 + torch.compile + Float8, Llama 3.1 70B, 256 GP
 add("Llama3.1-70B 256x FSDP32 TP8", l70, T4, 256, 8, 1, 32, 1, 16, 16, 8192, "full", "fp8 (Float8Linear)", 829, 71.9, "2D, torch.compile + Float8", {})
 add("Llama3.1-70B 256x FSDP32 TP8 AsyncTP", l70, T4, 256, 8, 1, 32, 1, 16, 16, 8192, "full", "fp8 (Float8Linear)", 876, 67.6, "2D + AsyncTP, torch.compile + Float8", {})
 T5 = "Table 5 (3D FSDP 8 + TP 8 + PP 8 + torch.compile + Float8 + AsyncTP, Llama 3.1 405B, 512 GPUs, local batch 32, full activation checkpointing)"
-add("Llama3.1-405B 512x FSDP8 TP8 PP8 1F1B", l405, T5, 512, 8, 8, 8, 1, 4, 32, 8192, "full", "fp8 (Float8Linear)", 100, 82.5, "1F1B schedule, AsyncTP, torch.compile + Float8", {"microbatch_size": "local batch 32 / 8 microbatches (default: one per stage)"})
-add("Llama3.1-405B 512x FSDP8 TP8 PP8 interleaved 1F1B", l405, T5, 512, 8, 8, 8, 1, 2, 32, 8192, "full", "fp8 (Float8Linear)", 128, 72.7, "interleaved 1F1B schedule (2 stages per rank), AsyncTP, torch.compile + Float8", {"microbatch_size": "local batch 32 / 16 microbatches (default: one per stage)", "virtual_pipeline": "torchtitan's default of 2 stages per rank for interleaved 1F1B"}, vp=2)
+add("Llama3.1-405B 512x FSDP8 TP8 PP8 1F1B", l405, T5, 512, 8, 8, 8, 1, 4, 32, 8192, "full", "fp8 (Float8Linear)", 100, 82.5, "1F1B schedule, AsyncTP, torch.compile + Float8", {"microbatch_size": "local batch 32 / 8 microbatches (default: the pipeline degree)"})
+add("Llama3.1-405B 512x FSDP8 TP8 PP8 interleaved 1F1B", l405, T5, 512, 8, 8, 8, 1, 4, 32, 8192, "full", "fp8 (Float8Linear)", 128, 72.7, "interleaved 1F1B schedule (2 stages per rank), AsyncTP, torch.compile + Float8", {"microbatch_size": "local batch 32 / 8 microbatches (default: the pipeline degree, whatever the stages per rank)", "virtual_pipeline": "torchtitan's default of 2 stages per rank for interleaved 1F1B"}, vp=2)
 T6 = "Table 6 (4D FSDP + TP 8 + PP 8 + CP + torch.compile + Float8 + AsyncTP + 1F1B, Llama 3.1 405B, 512 GPUs, local batch 8, full activation checkpointing)"
 for dp, cp, seq, tps, mem in ((8, 1, 32768, 76, 75.3), (4, 2, 65536, 47, 75.9), (2, 4, 131072, 31, 77.1), (1, 8, 262144, 16, 84.9)):
-    add(f"Llama3.1-405B 512x FSDP{dp} TP8 PP8 CP{cp} seq{seq}", l405, T6, 512, 8, 8, dp, cp, 1, 8, seq, "full", "fp8 (Float8Linear)", tps, mem, "1F1B, AsyncTP, torch.compile + Float8", {"microbatch_size": "local batch 8 / 8 microbatches (default: one per stage)"})
+    add(f"Llama3.1-405B 512x FSDP{dp} TP8 PP8 CP{cp} seq{seq}", l405, T6, 512, 8, 8, dp, cp, 1, 8, seq, "full", "fp8 (Float8Linear)", tps, mem, "1F1B, AsyncTP, torch.compile + Float8", {"microbatch_size": "local batch 8 / 8 microbatches (default: the pipeline degree)"})
 json.dump(rows, sys.stdout, indent=1)
 sys.stdout.write("\n")
