@@ -106,6 +106,8 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         r.cp = p.cp;
         r.kernel = o.attention;
         r.dropout = o.dropout;
+        r.torch_ring = o.torch_context_parallel;
+        if (o.torch_context_parallel) r.kv_width = q;  // torchtitan's repeat_kv before SDPA
         ring = ring_attention_cost(r, gpu, cp);
     }
     const double attn_f = gpu.attention_forward_time(attn);
@@ -298,16 +300,30 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
     // Step i ≥ 1 keeps the first chunk of the received K/V (a contiguous copy: read and write).
     const double half_kv_copy = 0.5 * kv_bytes * 2.0;
     // Merge of one step's output into the result (read both, write one), and the log-sum-exp
-    // correction (fp64 running value: read, read the step's fp32, write).
-    const double merge = 3.0 * E * T * q_width + bh * 2.0 * c * (8.0 + 4.0 + 8.0);
-    // Backward accumulation of the step's dQ (all 2c queries) and dK/dV (the c keys it used).
-    const double accumulate = 3.0 * E * T * q_width + 3.0 * E * 0.5 * T * 2.0 * in.kv_width;
+    // correction (fp64 running value: read, read the step's fp32, write). PyTorch's: the step's
+    // output cast to fp32 (read E, write 4), then out - block (read 4 + 4, write 4), the product
+    // with the broadcast sigmoid (read 4, write 4) and the difference (read 4 + 4, write 4).
+    const double lse = bh * 2.0 * c * (8.0 + 4.0 + 8.0);
+    const double merge = (in.torch_ring ? E + 4.0 + 32.0 : 3.0 * E) * T * q_width + lse;
+    // Backward accumulation of the step's dQ (all 2c queries) and dK/dV (the c keys it used):
+    // read two, write one, in the 16-bit type, or PyTorch's fp32 accumulators (read 4 and E, write 4).
+    const double acc_bytes = in.torch_ring ? 8.0 + E : 3.0 * E;
+    const double accumulate = acc_bytes * (T * q_width + 0.5 * T * 2.0 * in.kv_width);
+    // PyTorch copies what it sends into one buffer (torch.cat: read and write): the K/V, and in the
+    // backward the fp32 dK/dV; its first step casts its output to fp32, and the result is cast back.
+    const double kv_pack = in.torch_ring ? 2.0 * kv_bytes : 0.0;
+    const double dkv_pack = in.torch_ring ? 2.0 * (4.0 / E) * kv_bytes : 0.0;
+    const double first_cast = in.torch_ring ? (E + 4.0) * T * q_width : 0.0;
+    const double result_cast = in.torch_ring ? (4.0 + E) * T * q_width : 0.0;
+    // The dK/dV so far travel at the accumulators' width.
+    const double dkv_bytes = in.torch_ring ? (4.0 / E) * kv_bytes : kv_bytes;
 
     // The ring: forward, iteration i sends what it holds while its kernel runs; the last holds
     // nothing more to send. Backward, iteration i sends K/V (i = 0), K/V with the dK/dV so far,
     // or the dK/dV alone (the last), each beside that iteration's kernel.
     const double send_kv = collective_time(Collective::send_recv, kv_bytes, ring);
-    const double send_both = collective_time(Collective::send_recv, 2.0 * kv_bytes, ring);
+    const double send_both = collective_time(Collective::send_recv, kv_bytes + dkv_bytes, ring);
+    const double send_dkv = collective_time(Collective::send_recv, dkv_bytes, ring);
     const double interference = gpu.efficiency().sm_interference;
     auto add = [&](PassCost& pass, double kernel, double flops, double comm) {
         pass.compute_s += kernel;
@@ -326,18 +342,30 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
         const bool last = i == cp - 1;
         add(out.forward, i == 0 ? f0 : f_step, i == 0 ? out.first_step.forward_flops() : step_flops,
             last ? 0.0 : send_kv);
+        // PyTorch sends the dK/dV from the first iteration on (the K/V up to the last but one).
+        const double backward_send = in.torch_ring ? (last ? send_dkv : send_both) : (i == 0 || last ? send_kv : send_both);
         add(out.backward, i == 0 ? b0 : b_step,
-            i == 0 ? out.first_step.backward_flops() : out.earlier_step.backward_flops(),
-            i == 0 || last ? send_kv : send_both);
+            i == 0 ? out.first_step.backward_flops() : out.earlier_step.backward_flops(), backward_send);
         if (i > 0) {
             memory(out.forward, half_kv_copy, 1);
             memory(out.backward, half_kv_copy, 1);
         }
-        memory(out.forward, merge, 2);
+        if (i > 0 || !in.torch_ring) memory(out.forward, merge, 2);
         memory(out.backward, accumulate, 2);
+        if (in.torch_ring) {
+            if (!last) {
+                memory(out.forward, kv_pack, 1);
+                memory(out.backward, kv_pack, 1);
+            }
+            memory(out.backward, dkv_pack, 1);
+        }
+    }
+    if (in.torch_ring) {
+        memory(out.forward, first_cast + result_cast, 2);
+        memory(out.backward, 4.0 * (T * q_width + T * 2.0 * in.kv_width), 3);  // the zeroed fp32 accumulators
     }
     out.forward_bytes_sent = (cp - 1) * kv_bytes;
-    out.backward_bytes_sent = 2.0 * (cp - 1) * kv_bytes;
+    out.backward_bytes_sent = in.torch_ring ? (cp - 1) * kv_bytes + cp * dkv_bytes : 2.0 * (cp - 1) * kv_bytes;
     return out;
 }
 

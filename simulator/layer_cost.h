@@ -58,6 +58,9 @@ struct OverlapOptions {
     // torch CrossEntropyLoss over the logits after the backward: 2). Each casts the 16-bit logits
     // to fp32 (read E, write 4) and runs log_softmax over them (read 4, write 4).
     int metric_cross_entropies = 0;
+    // Context parallelism as PyTorch's context_parallel runs it (torch.distributed.tensor.experimental,
+    // torchtitan) instead of Transformer Engine's ring: see RingAttentionInput::torch_ring.
+    bool torch_context_parallel = false;
 };
 
 struct BlockModels {
@@ -98,6 +101,14 @@ struct RingAttentionInput {
     int cp = 1;
     AttentionKernel kernel = AttentionKernel::flash;
     bool dropout = false;
+    // PyTorch's ring (torch.distributed.tensor.experimental._attention, convert_to_f32 on by
+    // default) rather than Transformer Engine's: each step's output is cast to fp32 and merged by
+    // eager ops (out - sigmoid(lse_step - lse) * (out - out_step): 38 bytes per output element
+    // where TE's merge reads and writes 16-bit values), the K/V are concatenated into one buffer
+    // before each send, and the backward accumulates dQ and dK/dV in fp32 and sends the dK/dV so
+    // far in fp32. The caller passes the K/V width the model hands the attention (torchtitan
+    // repeats the KV heads to the query heads before SDPA, so its ring carries them repeated).
+    bool torch_ring = false;
 };
 struct RingAttentionCost {
     PassCost forward, backward;         // kernels and merges in compute_s, the unhidden ring in cp_comm_s

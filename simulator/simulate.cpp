@@ -97,6 +97,7 @@ OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
     overlap.fused_cross_entropy = o.fused_cross_entropy;
     overlap.eager_rmsnorm = o.eager_rmsnorm;
     overlap.metric_cross_entropies = o.metric_cross_entropies;
+    overlap.torch_context_parallel = o.torch_context_parallel;
     return overlap;
 }
 

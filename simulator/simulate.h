@@ -108,6 +108,11 @@ struct SimulateOptions {
     // usual warm-up of (v - 1) pp + 2 (pp - rank - 1) forwards (PyTorch's ScheduleInterleaved1F1B,
     // torchtitan), with which the last rank runs each microbatch's loss and backward in turn.
     bool all_forwards_first_at_m_equal_pp = true;
+    // Context parallelism through PyTorch's context_parallel (torchtitan) rather than Transformer
+    // Engine's ring: fp32 merges by eager ops, fp32 gradient accumulators sent around the ring,
+    // and the KV heads repeated to the query heads before the attention (layer_cost.h,
+    // RingAttentionInput::torch_ring).
+    bool torch_context_parallel = false;
 };
 
 // The attention kernel the options name.

@@ -81,7 +81,10 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // matmul_with_hp_or_float8_args) keeps each GEMM's bf16 input for the backward and casts it again.
 // Its pipeline schedules are torch.distributed.pipelining's: ScheduleInterleaved1F1B warms up
 // (v - 1) pp + 2 (pp - rank - 1) forwards even when the microbatches equal the ranks, where
-// Megatron runs all forwards first.
+// Megatron runs all forwards first. Its context parallelism is PyTorch's context_parallel
+// (torch.distributed.tensor.experimental._attention: _SDPAMerger with convert_to_f32, fp32
+// gradient accumulators, the K/V and dK/dV packed by torch.cat before each send), over the K/V
+// its Llama attention has already repeated to the query heads (repeat_kv before SDPA).
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .reduces_after_pipeline_flush = true,
@@ -94,7 +97,8 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .fuses_grad_accumulation = false,
                                 .zeroes_grad_buffer = false,
                                 .fp8_saves_gemm_inputs = false,
-                                .all_forwards_first_at_m_equal_pp = false};
+                                .all_forwards_first_at_m_equal_pp = false,
+                                .torch_context_parallel = true};
 
 // llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
@@ -123,6 +127,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.zero_gradient_buffer = s.zeroes_grad_buffer;
     o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
     o.all_forwards_first_at_m_equal_pp = s.all_forwards_first_at_m_equal_pp;
+    o.torch_context_parallel = s.torch_context_parallel;
     return o;
 }
 

@@ -52,6 +52,17 @@ TEST(SoftwareStack, OnlyTorchtitanRunsPyTorchsCrossEntropy) {
         EXPECT_FALSE(stack_defaults(*s, Precision::bf16).torch_cross_entropy) << s->name;
 }
 
+TEST(SoftwareStack, TorchtitansScheduleAndRingArePyTorchs) {
+    // torch.distributed.pipelining's interleaved warm-up and torch's context_parallel ring; Megatron
+    // runs its own schedule and Transformer Engine's ring.
+    const SimulateOptions tt = stack_defaults(kTorchtitan, Precision::bf16);
+    const SimulateOptions mg = stack_defaults(kMegatronLM, Precision::bf16);
+    EXPECT_FALSE(tt.all_forwards_first_at_m_equal_pp);
+    EXPECT_TRUE(tt.torch_context_parallel);
+    EXPECT_TRUE(mg.all_forwards_first_at_m_equal_pp);
+    EXPECT_FALSE(mg.torch_context_parallel);
+}
+
 TEST(SoftwareStack, ZeroingTheBufferWritesEveryGradientOnce) {
     // By hand: the buffer holds every weight of the rank (ZeRO-1 shards only the optimizer) in the
     // reduction's precision, fp32 here, and zeroing it is one write of that many bytes. With ZeRO-2
