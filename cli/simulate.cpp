@@ -36,6 +36,10 @@ struct SimulateArgs {
     int cpu_offload_layers = 0;
     bool eager_rmsnorm = false;
     bool no_dropout = false;
+    bool fp32_grad_reduce = false;
+    bool torch_cross_entropy = false;
+    bool torch_pipeline_warmup = false;
+    bool torch_context_parallel = false;
 };
 
 void print_table(const SimulationResult& r) {
@@ -97,6 +101,10 @@ void run_simulate(const SimulateArgs& a) {
     o.cpu_offload_layers = a.cpu_offload_layers;
     o.eager_rmsnorm = a.eager_rmsnorm;
     o.model_dropout = !a.no_dropout;
+    o.grad_reduce_in_fp32 = a.fp32_grad_reduce;
+    o.torch_cross_entropy = a.torch_cross_entropy;
+    o.all_forwards_first_at_m_equal_pp = !a.torch_pipeline_warmup;
+    o.torch_context_parallel = a.torch_context_parallel;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -165,6 +173,18 @@ void add_simulate(CLI::App& app) {
                     "activations of the first N layers offloaded to host memory over gpu.host_bandwidth_GBps and "
                     "brought back for the backward (Megatron-Core's cpu_offloading_num_layers; no pipeline parallelism)")
         ->check(CLI::Range(0, 1 << 20));
+    cmd->add_flag("--fp32-grad-reduce", args->fp32_grad_reduce,
+                  "16-bit runs reduce their gradients in fp32 and, under ZeRO-0/1, keep them in an fp32 buffer "
+                  "(Megatron-LM and DeepSpeed with bf16, FSDP's fp32 reduce dtype); default: 16-bit");
+    cmd->add_flag("--torch-cross-entropy", args->torch_cross_entropy,
+                  "the eager loss is PyTorch's F.cross_entropy on fp32 logits (torchtitan), whose backward holds "
+                  "two more fp32 copies of the logits than Megatron's in-place loss");
+    cmd->add_flag("--torch-pipeline-warmup", args->torch_pipeline_warmup,
+                  "interleaved schedule with as many microbatches as pipeline ranks: PyTorch's warm-up "
+                  "(ScheduleInterleaved1F1B, torchtitan) instead of Megatron's all forwards first");
+    cmd->add_flag("--torch-context-parallel", args->torch_context_parallel,
+                  "context parallelism through PyTorch's context_parallel (torchtitan): fp32 merges and "
+                  "gradients around the ring, KV heads repeated before the attention; default: Transformer Engine's ring");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")
