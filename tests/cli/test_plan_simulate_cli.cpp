@@ -181,3 +181,27 @@ TEST(SimulateCli, CudnnAttentionAndNoDropoutAreAcceptedAndChangeTheStep) {
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE((bad.out + bad.err).find("attention"), std::string::npos);
 }
+
+TEST(SimulateCli, TorchtitansStackChoicesReachTheSimulator) {
+    // Llama-3-8B on 16 H100s with PP 2 (interleaved, as many microbatches as ranks) and CP 4:
+    // fp32 gradient buffers double the gradients' memory; PyTorch's loss holds more activations;
+    // PyTorch's interleaved warm-up holds fewer on the last rank; PyTorch's ring takes longer.
+    const auto dir = temp_dir("simulate_torch_stack");
+    auto sim = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                                         "--tp", "1", "--pp", "2", "--dp", "2", "--cp", "4", "--zero-stage", "1",
+                                         "--microbatch-size", "1", "--global-batch-size", "4", "--seq", "32768",
+                                         "--recompute", "full", "--schedule", "interleaved", "--virtual-stages", "2",
+                                         "--json", dir + "/r.json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = run_tessel(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return read(dir + "/r.json");
+    };
+    auto mem = [](const json& j, const char* k) { return j["memory_GiB"][k].get<double>(); };
+    const json base = sim({});
+    EXPECT_NEAR(mem(sim({"--fp32-grad-reduce"}), "gradients"), 2.0 * mem(base, "gradients"), 1e-9);
+    EXPECT_GT(mem(sim({"--torch-cross-entropy"}), "activations"), mem(base, "activations"));
+    EXPECT_LT(mem(sim({"--torch-pipeline-warmup"}), "activations"), mem(base, "activations"));
+    EXPECT_GT(sim({"--torch-context-parallel"})["step_time_s"].get<double>(), base["step_time_s"].get<double>());
+}
