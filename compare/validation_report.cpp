@@ -378,7 +378,7 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "as usual where Megatron's runs every forward first when the microbatches equal the ranks. Its "
           "context-parallel rows at 128k-256k tokens (and the 405B ones from 64k) come out 18-40% fast with "
           "PyTorch's ring as it runs (fp32 merges by eager ops, fp32 dK/dV accumulated and sent, K/V packed "
-          "before each send, the KV heads repeated before the attention: 7-13 points of the 24-49% they "
+          "before each send, the KV heads repeated before the attention: 5-11 points of the 24-49% they "
           "were without them); what else PyTorch's December 2024 ring attention spent is not identified. "
           "The kernels are not where it went: a rank's ring steps run as fast as one long "
           "attention (PyTorch's FlashAttention-2 at 0.31-0.36 of the peak on an H200, "

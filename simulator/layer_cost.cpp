@@ -346,7 +346,7 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
         const double backward_send = in.torch_ring ? (last ? send_dkv : send_both) : (i == 0 || last ? send_kv : send_both);
         add(out.backward, i == 0 ? b0 : b_step,
             i == 0 ? out.first_step.backward_flops() : out.earlier_step.backward_flops(), backward_send);
-        if (i > 0) {
+        if (i > 0 && !in.torch_ring) {  // PyTorch passes the half as a view (key.chunk(2)[0])
             memory(out.forward, half_kv_copy, 1);
             memory(out.backward, half_kv_copy, 1);
         }

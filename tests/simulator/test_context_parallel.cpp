@@ -133,8 +133,8 @@ TEST(RingAttention, AcrossNodesTheRingMovesAtOneNic) {
 TEST(RingAttention, PyTorchsRingMergesInFp32AndSendsFp32Gradients) {
     // PyTorch's context_parallel (torchtitan) over K/V repeated to the 32 query heads: per forward,
     // cp - 1 merges of 38 + E bytes per output element (cast to fp32, then out - block, the product
-    // with the sigmoid and the difference, 12 + 8 + 12 bytes) with their log-sum-exp, the half-K/V
-    // copies, cp - 1 packed K/V buffers (read and write) and the first and final casts; per
+    // with the sigmoid and the difference, 12 + 8 + 12 bytes) with their log-sum-exp, cp - 1 packed
+    // K/V buffers (read and write; the half K/V a step uses is a view) and the first and final casts; per
     // backward, the K/V plus the fp32 dK/dV so far, whose bytes are twice the 16-bit K/V's.
     const ClusterSpec c = one_sm_cluster();
     const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
@@ -147,7 +147,7 @@ TEST(RingAttention, PyTorchsRingMergesInFp32AndSendsFp32Gradients) {
     EXPECT_DOUBLE_EQ(r.forward_bytes_sent, (cp - 1) * kv);
     EXPECT_DOUBLE_EQ(r.backward_bytes_sent, (cp - 1) * kv + cp * 2 * kv);
     const double lse = 32 * T * 20;
-    const double bytes = (cp - 1) * ((E + 36) * T * q + lse) + (cp - 1) * kv + (cp - 1) * 2 * kv + 2 * (E + 4) * T * q;
+    const double bytes = (cp - 1) * ((E + 36) * T * q + lse) + (cp - 1) * 2 * kv + 2 * (E + 4) * T * q;
     const double per_byte = gpu.memory_time(1e9, 0) / 1e9;
     EXPECT_NEAR(r.forward.memory_bound_s, bytes * per_byte, 1e-9 * r.forward.memory_bound_s);
     // Transformer Engine's ring at the same shapes moves fewer bytes both ways.
