@@ -30,7 +30,8 @@ std::string figure(double v, PublishedMetric m) {
 }
 // R16's comparison: the rows that give a measured peak, and the predicted peak's mean error on them.
 std::string memory_measure(const ValidationSummary& s) {
-    return fmt::format("peak memory per GPU, predicted / published − 1 ({} rows that give it; R16)", s.memory_rows);
+    return fmt::format("peak memory per GPU, predicted / published − 1 ({} {} that give{} it; R16)", s.memory_rows,
+                       s.memory_rows == 1 ? "row" : "rows", s.memory_rows == 1 ? "s" : "");
 }
 std::string memory_value(const ValidationSummary& s) {
     return fmt::format("mean {:+.1f}%, mean absolute {:.1f}%", 100 * s.memory_bias, 100 * s.memory_mape);
