@@ -110,13 +110,31 @@ LinkInfo Topology::path(int a, int b) const {
 }
 
 GroupLink Topology::group(const std::vector<int>& ranks) const {
-    GroupLink out;
     if (ranks.size() < 2) {
+        GroupLink out;
         out.bandwidth_GBps = std::numeric_limits<double>::infinity();
         out.num_nodes = 1;
         out.max_members_per_node = int(ranks.size());
         return out;
     }
+    // FNV-1a over the members in order: a miss costs the pass below, a hit one multiply per member.
+    std::uint64_t hash = 1469598103934665603ull;
+    for (int r : ranks) hash = (hash ^ std::uint32_t(r)) * 1099511628211ull;
+    const auto key = std::make_tuple(ranks.size(), ranks.front(), ranks.back(), hash);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const auto& [k, link] : group_cache_)
+            if (k == key) return link;
+    }
+    const GroupLink out = compute_group(ranks);
+    std::lock_guard<std::mutex> lock(mutex_);
+    group_cache_.emplace_front(key, out);
+    if (group_cache_.size() > 64) group_cache_.pop_back();
+    return out;
+}
+
+GroupLink Topology::compute_group(const std::vector<int>& ranks) const {
+    GroupLink out;
     // Node by node, in one pass over the sorted ranks (a data-parallel group of an absurd cluster
     // has a million members: no map, and each intra-node path asked for once).
     std::vector<int> sorted = ranks;

@@ -8,6 +8,8 @@
 // It answers "bandwidth and latency between these two ranks" and "the slowest link inside this
 // group of ranks" when every group of the same shape communicates at once.
 #pragma once
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,7 +57,12 @@ private:
     double nic_share_GBps_;  // NIC bandwidth per GPU when every GPU of a node sends at once
     mutable std::mutex mutex_;
     mutable std::map<std::tuple<int, int, bool>, LinkInfo> path_cache_;
+    // The last groups asked for, by member count, first and last member and a hash of the members
+    // (64 kept; a false match needs two member lists alike in all four): the planner asks for
+    // the same few groups of a layout for every plan it simulates.
+    mutable std::deque<std::pair<std::tuple<std::size_t, int, int, std::uint64_t>, GroupLink>> group_cache_;
     int vertex_of(int rank) const;
+    GroupLink compute_group(const std::vector<int>& ranks) const;
 };
 
 }  // namespace tessel

@@ -3,6 +3,7 @@
 #include "simulator/simulate.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -27,26 +28,31 @@ namespace {
 
 double element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 
-// The ranks of one group: vary `dims` around the coordinates of `base`.
-std::vector<int> group_ranks(const RankCoords& base, const Plan& p, std::initializer_list<const char*> dims) {
+enum class Dim { tp, cp, dp, pp };
+
+// The ranks of the group that holds rank 0 and varies `dims`, in increasing order. A rank is the
+// sum of each coordinate times its dimension's stride in the placement, so counting the varied
+// coordinates with the largest stride outermost lists the ranks already sorted; a data-parallel
+// group of a million-GPU request has 10^5 members, and the planner asks for it per plan.
+std::vector<int> group_ranks(const Plan& p, std::initializer_list<Dim> dims) {
     const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
-    std::vector<RankCoords> coords{base};
-    for (const char* d : dims) {
-        std::vector<RankCoords> grown;
-        const std::string dim = d;
-        const int n = dim == "tp" ? p.tp : dim == "cp" ? p.cp : dim == "dp" ? p.dp : p.pp;
-        for (const auto& c : coords)
-            for (int i = 0; i < n; ++i) {
-                RankCoords x = c;
-                (dim == "tp" ? x.tp : dim == "cp" ? x.cp : dim == "dp" ? x.dp : x.pp) = i;
-                grown.push_back(x);
-            }
-        coords = std::move(grown);
+    auto unit = [](Dim d) {
+        RankCoords c;
+        (d == Dim::tp ? c.tp : d == Dim::cp ? c.cp : d == Dim::dp ? c.dp : c.pp) = 1;
+        return c;
+    };
+    auto size = [&](Dim d) { return d == Dim::tp ? p.tp : d == Dim::cp ? p.cp : d == Dim::dp ? p.dp : p.pp; };
+    std::vector<std::pair<int, int>> varied;  // (stride, size), largest stride first
+    for (Dim d : dims) varied.emplace_back(rank_of(unit(d), p.placement, sizes), size(d));
+    std::sort(varied.begin(), varied.end(), std::greater<>());
+    std::vector<int> ranks{0};
+    for (const auto& [stride, n] : varied) {
+        std::vector<int> grown;
+        grown.reserve(ranks.size() * std::size_t(n));
+        for (int r : ranks)
+            for (int i = 0; i < n; ++i) grown.push_back(r + i * stride);
+        ranks = std::move(grown);
     }
-    std::vector<int> ranks;
-    ranks.reserve(coords.size());
-    for (const auto& c : coords) ranks.push_back(rank_of(c, p.placement, sizes));
-    std::sort(ranks.begin(), ranks.end());
     return ranks;
 }
 
@@ -190,9 +196,9 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const auto topology = shared_topology(c);
     const Topology& topo = *topology;
     const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
-    const CommGroup tp_group = make_comm_group(topo, group_ranks({}, p, {"tp"}), eff);
-    const CommGroup cp_ring = make_ring_link(topo, group_ranks({}, p, {"cp"}), eff);
-    const CommGroup shard_group = make_comm_group(topo, group_ranks({}, p, {"cp", "dp"}), eff);
+    const CommGroup tp_group = make_comm_group(topo, group_ranks(p, {Dim::tp}), eff);
+    const CommGroup cp_ring = make_ring_link(topo, group_ranks(p, {Dim::cp}), eff);
+    const CommGroup shard_group = make_comm_group(topo, group_ranks(p, {Dim::cp, Dim::dp}), eff);
     const int shard = p.dp * p.cp;
 
     const OverlapOptions overlap = overlap_options(m, o);

@@ -69,6 +69,27 @@ TEST(Topology, GroupBottleneckUnderPlacement) {
     EXPECT_EQ(t.group(dp_inner[0]).num_nodes, 2);
 }
 
+TEST(Topology, RememberedGroupsAnswerAsComputedOnes) {
+    // The same questions asked in another order, and again, of one topology give what a fresh
+    // topology answers; groups of one size with other members (a node's eight GPUs, eight nodes'
+    // first GPUs, eight ranks over two nodes) are told apart.
+    const auto c = load_cluster("dgx-a100");
+    const std::vector<std::vector<int>> groups{{0, 1, 2, 3, 4, 5, 6, 7}, {0, 8, 16, 24, 32, 40, 48, 56}, {4, 5, 6, 7, 8, 9, 10, 11}};
+    Topology asked(c);
+    for (int round = 0; round < 2; ++round)
+        for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+            Topology fresh(c);
+            const GroupLink want = fresh.group(*it), got = asked.group(*it);
+            EXPECT_DOUBLE_EQ(got.bandwidth_GBps, want.bandwidth_GBps);
+            EXPECT_DOUBLE_EQ(got.latency_us, want.latency_us);
+            EXPECT_EQ(got.num_nodes, want.num_nodes);
+            EXPECT_EQ(got.max_members_per_node, want.max_members_per_node);
+        }
+    EXPECT_DOUBLE_EQ(asked.group(groups[0]).bandwidth_GBps, 300);
+    EXPECT_DOUBLE_EQ(asked.group(groups[1]).bandwidth_GBps, 25);
+    EXPECT_EQ(asked.group(groups[2]).num_nodes, 2);
+}
+
 TEST(Topology, OversubscriptionAndPcie) {
     auto c = load_cluster("pcie-a100");
     Topology t(c);
