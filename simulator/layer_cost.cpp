@@ -309,14 +309,12 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
     // read two, write one, in the 16-bit type, or PyTorch's fp32 accumulators (read 4 and E, write 4).
     const double acc_bytes = in.torch_ring ? 8.0 + E : 3.0 * E;
     const double accumulate = acc_bytes * (T * q_width + 0.5 * T * 2.0 * in.kv_width);
-    // PyTorch copies what it sends into one buffer (torch.cat: read and write): the K/V, and in the
-    // backward the fp32 dK/dV; its first step casts its output to fp32, and the result is cast back.
-    const double kv_pack = in.torch_ring ? 2.0 * kv_bytes : 0.0;
-    const double dkv_pack = in.torch_ring ? 2.0 * (4.0 / E) * kv_bytes : 0.0;
-    const double first_cast = in.torch_ring ? (E + 4.0) * T * q_width : 0.0;
-    const double result_cast = in.torch_ring ? (4.0 + E) * T * q_width : 0.0;
     // The dK/dV so far travel at the accumulators' width.
     const double dkv_bytes = in.torch_ring ? (4.0 / E) * kv_bytes : kv_bytes;
+    // PyTorch copies what it sends into one buffer (torch.cat: read and write): the K/V, and in the
+    // backward the fp32 dK/dV; its first step casts its output to fp32, and the result is cast back.
+    const double kv_pack = 2.0 * kv_bytes, dkv_pack = 2.0 * dkv_bytes;
+    const double output_cast = (E + 4.0) * T * q_width;
 
     // The ring: forward, iteration i sends what it holds while its kernel runs; the last holds
     // nothing more to send. Backward, iteration i sends K/V (i = 0), K/V with the dK/dV so far,
@@ -361,7 +359,7 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
         }
     }
     if (in.torch_ring) {
-        memory(out.forward, first_cast + result_cast, 2);
+        memory(out.forward, 2.0 * output_cast, 2);
         memory(out.backward, 4.0 * (T * q_width + T * 2.0 * in.kv_width), 3);  // the zeroed fp32 accumulators
     }
     out.forward_bytes_sent = (cp - 1) * kv_bytes;
