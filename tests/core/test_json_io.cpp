@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "core/errors.h"
 #include "core/json_io.h"
@@ -67,7 +70,7 @@ TEST(JsonIo, UnknownKeysWarnWithSuggestion) {
 }
 
 TEST(JsonIo, AtomicWriteLeavesNoTemporaryAndRejectsMissingFolder) {
-    auto dir = std::filesystem::temp_directory_path() / "tessel_atomic_test";
+    auto dir = std::filesystem::temp_directory_path() / ("tessel_atomic_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     auto path = (dir / "out.json").string();
     write_file_atomically(path, "{}");

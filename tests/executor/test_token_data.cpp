@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
+
+#include <unistd.h>
 
 #include "core/errors.h"
 #include "executor/token_data.h"
@@ -16,7 +19,9 @@ namespace tessel {
 namespace {
 std::string write_file(const std::string& name, const std::vector<std::int32_t>& header,
                        const std::vector<std::uint16_t>& tokens, bool odd_byte = false) {
-    const std::string path = (std::filesystem::temp_directory_path() / name).string();
+    // Named by process as well: ctest runs tests (and the sanitized build) as separate processes.
+    const std::string path =
+        (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
     std::ofstream out(path, std::ios::binary);
     if (!header.empty()) {
         std::vector<std::int32_t> h(256, 0);

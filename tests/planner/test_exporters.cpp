@@ -13,6 +13,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <unistd.h>
+
 #include "core/errors.h"
 #include "core/presets.h"
 #include "planner/export_deepspeed.h"
@@ -160,9 +162,15 @@ int flag_int(const std::multimap<std::string, std::string>& f, const std::string
 
 bool bash_syntax_ok(const std::string& script) {
     if (std::system("command -v bash > /dev/null 2>&1") != 0) return true;  // no bash: nothing to check
-    const std::string path = ::testing::TempDir() + "tessel_emit_test.sh";
+    // ctest runs these tests as parallel processes: each writes its own script.
+    std::string path = ::testing::TempDir() + "tessel_emit_XXXXXX";
+    const int fd = mkstemp(path.data());
+    if (fd < 0) return false;
+    close(fd);
     std::ofstream(path) << script;
-    return std::system(("bash -n " + path).c_str()) == 0;
+    const bool ok = std::system(("bash -n " + path).c_str()) == 0;
+    std::remove(path.c_str());
+    return ok;
 }
 
 // Megatron's start-up checks (config-formats.md §B1, "Derived values and checks").
