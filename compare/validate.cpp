@@ -141,7 +141,8 @@ const std::vector<std::string>& validation_rules() {
         "R16 memory: a row's memory_gb is the peak memory per GPU its source measured, in GiB where the row's "
         "notes or throughput definition name GiB (torchtitan prints the allocator's peak reservation in GiB), "
         "else in GB (10^9 bytes); it is compared with the predicted peak, never used to predict, and a value "
-        "that is not a positive number makes the row not modelled, with the key named. A measured peak of "
+        "that is not a positive number, or that exceeds the memory of the row's GPU, makes the row not modelled, "
+        "with the key named. A measured peak of "
         "PyTorch's caching allocator also holds freed blocks it keeps for reuse, which the memory model does not.",
     };
     return rules;
@@ -881,6 +882,12 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
         if (const std::optional<double> gb = positive("memory_gb")) {
             const std::string said = text_of(row, "notes") + " " + def;
             v.published_memory_GiB = said.find("GiB") != std::string::npos ? *gb : *gb * 1e9 / units::GiB;
+            // A measured peak cannot exceed the memory the GPU has: such a figure is a unit or typing slip.
+            const double capacity = c.cluster.gpu.memory_GiB;
+            if (capacity > 0 && v.published_memory_GiB > capacity)
+                throw input_error(origin, fmt::format("{}.memory_gb", where),
+                                  fmt::format("at most the {} GiB of one {}", capacity, c.cluster.gpu.name),
+                                  fmt::format("{} ({:.1f} GiB)", *gb, v.published_memory_GiB));
         }
     } catch (const InputError& e) {
         v.skipped_because = e.what();

@@ -437,6 +437,16 @@ TEST(Validate, PublishedPeakMemoryIsComparedNotUsed) {
     const auto b = validate_runs(json::array({bad}), "test");
     EXPECT_FALSE(b.rows[0].modelable);
     EXPECT_NE(b.rows[0].skipped_because.find("memory_gb"), std::string::npos) << b.rows[0].skipped_because;
+
+    // An H100 holds 80 GiB: 85 GB (79.2 GiB) can be a measured peak, 90 GB (83.8 GiB) cannot.
+    json under = megatron_row(), over = megatron_row();
+    under["memory_gb"] = 85.0;
+    over["memory_gb"] = 90.0;
+    const auto u = validate_runs(json::array({under, over}), "test");
+    EXPECT_TRUE(u.rows[0].modelable) << u.rows[0].skipped_because;
+    EXPECT_FALSE(u.rows[1].modelable);
+    EXPECT_NE(u.rows[1].skipped_because.find("memory_gb"), std::string::npos) << u.rows[1].skipped_because;
+    EXPECT_NE(u.rows[1].skipped_because.find("at most the 80 GiB"), std::string::npos) << u.rows[1].skipped_because;
 }
 
 TEST(Validate, TorchtitansPublishedOutOfMemoryLayoutsDoNotFit) {
