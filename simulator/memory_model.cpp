@@ -28,6 +28,30 @@ double kv_width_per_rank(const ModelSpec& m, int tp) {
 }
 }  // namespace
 
+double ring_attention_buffer_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& opt) {
+    const double E = activation_bytes(p.precision);
+    const double tokens = double(p.seq_length) / p.cp * p.microbatch_size;
+    const double q_elements = tokens * m.q_size() / p.tp;
+    if (!opt.torch_context_parallel) {
+        // Transformer Engine's ring (layer_cost.h, ring_attention_cost): the forward keeps every
+        // step's partial output until the merge (cp outputs of the rank's queries on the rank that
+        // uses all of them) beside two K/V buffers (sending and receiving); the backward two
+        // buffers of K/V with dK/dV, and the step's dQ.
+        const double kv_bytes = 2.0 * tokens * kv_width_per_rank(m, p.tp) * E;
+        const double out_bytes = q_elements * E;
+        return std::max(p.cp * out_bytes + 2.0 * kv_bytes, 4.0 * kv_bytes + out_bytes);
+    }
+    // PyTorch's ring, over K/V repeated to the query heads. Forward: the merged output in fp32, the
+    // step's output with its fp32 cast, and three K/V buffers (the one in use, its packed copy being
+    // sent, the one being received). Backward: fp32 dQ and dK/dV accumulators, the step's dQ/dK/dV,
+    // the three K/V buffers, and the packed fp32 dK/dV being sent and received.
+    const double kv_bytes = 2.0 * q_elements * E;
+    const double dkv_bytes = 2.0 * q_elements * 4.0;
+    const double forward = q_elements * (4.0 + E + 4.0) + 3.0 * kv_bytes;
+    const double backward = q_elements * (4.0 + E) + dkv_bytes + kv_bytes + 3.0 * kv_bytes + 2.0 * dkv_bytes;
+    return std::max(forward, backward);
+}
+
 ActivationOptions default_activation_options(const ModelSpec& m) {
     ActivationOptions o;
     o.flash_attention = true;
@@ -201,15 +225,7 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         if (p.sequence_parallel) buffers += E * sb * m.hidden_size;
         if (p.zero_stage >= 3 && shard > 1)
             buffers += layer_params * (3.0 * E + (opt.grad_reduce_in_fp32 ? 4.0 : 0.0));
-        if (p.cp > 1) {
-            // Ring attention (layer_cost.h, ring_attention_cost): forward keeps every step's
-            // partial output until the merge (cp outputs of the rank's queries on the rank that
-            // uses all of them) beside two K/V buffers (sending and receiving); backward two
-            // buffers of K/V with dK/dV, and the step's dQ.
-            const double kv_bytes = 2.0 * sb * kv_width_per_rank(m, p.tp) * E;
-            const double out_bytes = sb * m.q_size() / p.tp * E;
-            buffers += std::max(p.cp * out_bytes + 2.0 * kv_bytes, 4.0 * kv_bytes + out_bytes);
-        }
+        if (p.cp > 1) buffers += ring_attention_buffer_bytes(m, p, opt);
         mem.buffers = buffers;
     }
     return out;
@@ -234,6 +250,7 @@ ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& 
     a.fp8_saves_gemm_inputs = o.fp8_saves_gemm_inputs;
     a.cpu_offload_layers = o.cpu_offload_layers;
     a.all_forwards_first_at_m_equal_pp = o.all_forwards_first_at_m_equal_pp;
+    a.torch_context_parallel = o.torch_context_parallel;
     return a;
 }
 

@@ -51,6 +51,9 @@ struct ActivationOptions {
     int cpu_offload_layers = 0;
     // The interleaved schedule's order at m = pp (SimulateOptions::all_forwards_first_at_m_equal_pp).
     bool all_forwards_first_at_m_equal_pp = true;
+    // Context parallelism through PyTorch's ring (SimulateOptions::torch_context_parallel): fp32
+    // output and gradient accumulators, packed sends, K/V repeated to the query heads.
+    bool torch_context_parallel = false;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);
@@ -65,6 +68,10 @@ double chunk_activation_bytes(const Plan& p, int layers, double stored, double f
 double layer_activation_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o);
 // The same under the plan's recompute mode (what stays stored between forward and backward).
 double layer_stored_activation_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o);
+
+// Bytes the context-parallel ring attention of one layer holds beside the stored activations, per
+// GPU, at its peak (forward or backward).
+double ring_attention_buffer_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& o);
 
 // Model states for `params` parameters of one GPU's model part, sharded by ZeRO over `shard`
 // data-parallel ranks: 16-bit weights and gradients (2Ψ + 2Ψ) and Adam's fp32 master weights,

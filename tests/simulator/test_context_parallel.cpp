@@ -173,6 +173,18 @@ TEST(RingAttention, MemoryHoldsTheStepOutputsAndRingBuffers) {
     const double ring = std::max(8 * T * q * 2 + 2 * (2 * T * kv * 2), 4 * (2 * T * kv * 2) + T * q * 2);
     const auto ranks = memory_per_rank(m, c, p, default_activation_options(m));
     EXPECT_NEAR(ranks[0].buffers, kRuntimeReservedBytes + ring, 1.0);
+
+    // PyTorch's ring over K/V repeated to the 8 query heads of the rank (1024 wide, as q), peak in the
+    // backward: fp32 dQ (4 B) and the step's dQ (2 B) per query element; fp32 dK/dV accumulators
+    // and the packed fp32 dK/dV sent and received (3 x 2 x 4 B); the step's dK/dV and three K/V
+    // buffers (4 x 2 x 2 B). The forward holds less: fp32 output, the step's output and its fp32
+    // cast (10 B) and three K/V buffers (12 B).
+    ActivationOptions torch = default_activation_options(m);
+    torch.torch_context_parallel = true;
+    const double elements = T * q;
+    const double torch_ring = elements * (4 + 2) + 3 * (2 * elements * 4) + 4 * (2 * elements * 2);
+    EXPECT_GT(torch_ring, elements * 10 + 3 * 2 * elements * 2);
+    EXPECT_NEAR(memory_per_rank(m, c, p, torch)[0].buffers, kRuntimeReservedBytes + torch_ring, 1.0);
 }
 
 TEST(ZeroTwo, ReducesEveryMicrobatchAndSlowsTheBackwardBesideIt) {
