@@ -316,12 +316,18 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
     const double kv_pack = 2.0 * kv_bytes, dkv_pack = 2.0 * dkv_bytes;
     const double output_cast = (E + 4.0) * T * q_width;
 
-    // The ring: forward, iteration i sends what it holds while its kernel runs; the last holds
-    // nothing more to send. Backward, iteration i sends K/V (i = 0), K/V with the dK/dV so far,
-    // or the dK/dV alone (the last), each beside that iteration's kernel.
+    // Transformer Engine's ring: forward, iteration i sends what it holds while its kernel runs;
+    // the last holds nothing more to send. Backward, iteration i sends K/V (i = 0), K/V with the
+    // dK/dV so far, or the dK/dV alone (the last), each beside that iteration's kernel.
+    // PyTorch's (its default rotate method, ALL_GATHER, which torchtitan keeps): the first
+    // iteration all-gathers every rank's K/V, in the forward and again in the backward, beside
+    // that iteration's kernel alone, and the later ones read their block of it; the backward's
+    // dK/dV travel round the ring one hop per iteration, each sent after its iteration's kernel
+    // and awaited after the next one's, the last after the loop with nothing beside it.
     const double send_kv = collective_time(Collective::send_recv, kv_bytes, ring);
     const double send_both = collective_time(Collective::send_recv, kv_bytes + dkv_bytes, ring);
     const double send_dkv = collective_time(Collective::send_recv, dkv_bytes, ring);
+    const double gather_kv = collective_time(Collective::all_gather, cp * kv_bytes, ring);
     const double interference = gpu.efficiency().sm_interference;
     auto add = [&](PassCost& pass, double kernel, double flops, double comm) {
         pass.compute_s += kernel;
@@ -338,10 +344,9 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
     const double step_flops = out.earlier_step.forward_flops();
     for (int i = 0; i < cp; ++i) {
         const bool last = i == cp - 1;
-        add(out.forward, i == 0 ? f0 : f_step, i == 0 ? out.first_step.forward_flops() : step_flops,
-            last ? 0.0 : send_kv);
-        // PyTorch sends the dK/dV from the first iteration on (the K/V up to the last but one).
-        const double backward_send = in.torch_ring ? (last ? send_dkv : send_both) : (i == 0 || last ? send_kv : send_both);
+        const double forward_send = in.torch_ring ? (i == 0 ? gather_kv : 0.0) : (last ? 0.0 : send_kv);
+        add(out.forward, i == 0 ? f0 : f_step, i == 0 ? out.first_step.forward_flops() : step_flops, forward_send);
+        const double backward_send = in.torch_ring ? (i == 0 ? gather_kv : send_dkv) : (i == 0 || last ? send_kv : send_both);
         add(out.backward, i == 0 ? b0 : b_step,
             i == 0 ? out.first_step.backward_flops() : out.earlier_step.backward_flops(), backward_send);
         if (i > 0 && !in.torch_ring) {  // PyTorch passes the half as a view (key.chunk(2)[0])
@@ -359,6 +364,7 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
         }
     }
     if (in.torch_ring) {
+        if (cp > 1) out.backward.cp_comm_s += send_dkv;  // the last iteration's dK/dV, awaited after the loop
         memory(out.forward, 2.0 * output_cast, 2);
         memory(out.backward, 4.0 * (T * q_width + T * 2.0 * in.kv_width), 3);  // the zeroed fp32 accumulators
     }

@@ -41,14 +41,16 @@ double ring_attention_buffer_bytes(const ModelSpec& m, const Plan& p, const Acti
         const double out_bytes = q_elements * E;
         return std::max(p.cp * out_bytes + 2.0 * kv_bytes, 4.0 * kv_bytes + out_bytes);
     }
-    // PyTorch's ring, over K/V repeated to the query heads. Forward: the merged output in fp32, the
-    // step's output with its fp32 cast, and three K/V buffers (the one in use, its packed copy being
-    // sent, the one being received). Backward: fp32 dQ and dK/dV accumulators, the step's dQ/dK/dV,
-    // the three K/V buffers, and the packed fp32 dK/dV being sent and received.
+    // PyTorch's ring, over K/V repeated to the query heads and all-gathered from every rank
+    // (ring_attention_cost). Forward: the merged output in fp32, the step's output with its fp32
+    // cast, the gathered K/V of the cp ranks and the step's packed copy of the K/V in use.
+    // Backward: fp32 dQ and dK/dV accumulators, the step's dQ/dK/dV, the gathered K/V with the
+    // packed copy, and the packed fp32 dK/dV being sent and received.
     const double kv_bytes = 2.0 * q_elements * E;
     const double dkv_bytes = 2.0 * q_elements * 4.0;
-    const double forward = q_elements * (4.0 + E + 4.0) + 3.0 * kv_bytes;
-    const double backward = q_elements * (4.0 + E) + dkv_bytes + kv_bytes + 3.0 * kv_bytes + 2.0 * dkv_bytes;
+    const double gathered = (p.cp + 1.0) * kv_bytes;
+    const double forward = q_elements * (4.0 + E + 4.0) + gathered;
+    const double backward = q_elements * (4.0 + E) + dkv_bytes + kv_bytes + gathered + 2.0 * dkv_bytes;
     return std::max(forward, backward);
 }
 

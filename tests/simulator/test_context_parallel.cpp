@@ -116,6 +116,34 @@ TEST(RingAttention, TheRingHidesBehindEachStepOrShowsItsRest) {
     EXPECT_GE(r.backward.cp_comm_s, 2.0 * (cp - 1) * send - r.backward.attention_s);
 }
 
+TEST(RingAttention, PyTorchsRingGathersTheKvBesideItsFirstStepOnly) {
+    // PyTorch's default rotate method: one all-gather of the cp ranks' K/V, (cp - 1) x kv bytes in
+    // and out of each rank, beside the first step's kernel f0 (and b0 in the backward); the dK/dV
+    // (fp32: 2 x kv bytes) go one hop per step beside the next step's kernel, the last beside none.
+    const ClusterSpec c = one_sm_cluster();
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    const int cp = 4;
+    RingAttentionInput in = llama70b_tp2(cp, 8192);
+    in.kv_width = 32 * 128;
+    in.torch_ring = true;
+    const double kv = 2 * (8192.0 / cp) * in.kv_width * 2;
+    const auto at_speed = [&](double Bps) { return ring_attention_cost(in, gpu, link(Bps / 1e9, cp)); };
+    const double f0 = gpu.attention_forward_time(at_speed(1e15).first_step);
+    const double b0 = gpu.attention_backward_time(at_speed(1e15).first_step);
+    // A link on which the gather takes twice the first step: f0 of it shows in the forward.
+    const double bw = (cp - 1) * kv / (2 * f0);
+    const auto r = at_speed(bw);
+    const double gather = (cp - 1) * kv / bw, dkv = 2 * kv / bw;
+    const double b_step = (r.backward.attention_s - b0) / (cp - 1);
+    ASSERT_LT(dkv, b_step);  // every dK/dV but the last hides behind a step
+    EXPECT_NEAR(r.forward.cp_comm_s, gather - f0, 1e-9 * gather);
+    EXPECT_NEAR(r.backward.cp_comm_s, std::max(0.0, gather - b0) + dkv, 1e-9 * gather);
+    // Transformer Engine's ring on that link hides each forward send behind its own step.
+    in.torch_ring = false;
+    in.kv_width = 4 * 128;
+    EXPECT_EQ(ring_attention_cost(in, gpu, link(bw / 1e9, cp)).forward.cp_comm_s, 0.0);
+}
+
 TEST(RingAttention, AcrossNodesTheRingMovesAtOneNic) {
     // 16 ranks over two nodes: the hop from rank 7 to rank 8 (and 15 back to 0) crosses
     // InfiniBand on one GPU's 25 GB/s NIC, while an all-reduce's eight rings share all eight NICs.
@@ -174,16 +202,17 @@ TEST(RingAttention, MemoryHoldsTheStepOutputsAndRingBuffers) {
     const auto ranks = memory_per_rank(m, c, p, default_activation_options(m));
     EXPECT_NEAR(ranks[0].buffers, kRuntimeReservedBytes + ring, 1.0);
 
-    // PyTorch's ring over K/V repeated to the 8 query heads of the rank (1024 wide, as q), peak in the
-    // backward: fp32 dQ (4 B) and the step's dQ (2 B) per query element; fp32 dK/dV accumulators
-    // and the packed fp32 dK/dV sent and received (3 x 2 x 4 B); the step's dK/dV and three K/V
-    // buffers (4 x 2 x 2 B). The forward holds less: fp32 output, the step's output and its fp32
-    // cast (10 B) and three K/V buffers (12 B).
+    // PyTorch's ring over K/V repeated to the 8 query heads of the rank (1024 wide, as q) and
+    // gathered from the 8 ranks, peak in the backward: fp32 dQ (4 B) and the step's dQ (2 B) per
+    // query element; fp32 dK/dV accumulators and the packed fp32 dK/dV sent and received
+    // (3 x 2 x 4 B); the step's dK/dV, the 8 gathered K/V and the step's packed copy
+    // (10 x 2 x 2 B). The forward holds less: fp32 output, the step's output and its fp32 cast
+    // (10 B), the gathered K/V and the packed copy (9 x 2 x 2 B).
     ActivationOptions torch = default_activation_options(m);
     torch.torch_context_parallel = true;
     const double elements = T * q;
-    const double torch_ring = elements * (4 + 2) + 3 * (2 * elements * 4) + 4 * (2 * elements * 2);
-    EXPECT_GT(torch_ring, elements * 10 + 3 * 2 * elements * 2);
+    const double torch_ring = elements * (4 + 2) + 3 * (2 * elements * 4) + 10 * (2 * elements * 2);
+    EXPECT_GT(torch_ring, elements * 10 + 9 * 2 * elements * 2);
     EXPECT_NEAR(memory_per_rank(m, c, p, torch)[0].buffers, kRuntimeReservedBytes + torch_ring, 1.0);
 }
 
