@@ -183,8 +183,9 @@ void add_simulate(CLI::App& app) {
                   "interleaved schedule with as many microbatches as pipeline ranks: PyTorch's warm-up "
                   "(ScheduleInterleaved1F1B, torchtitan) instead of Megatron's all forwards first");
     cmd->add_flag("--torch-context-parallel", args->torch_context_parallel,
-                  "context parallelism through PyTorch's context_parallel (torchtitan): fp32 merges and "
-                  "gradients around the ring, KV heads repeated before the attention; default: Transformer Engine's ring");
+                  "context parallelism through PyTorch's context_parallel (torchtitan): K/V all-gathered at "
+                  "the first step, fp32 merges and gradients, KV heads repeated before the attention; default: "
+                  "Transformer Engine's ring");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")
