@@ -83,8 +83,10 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // (v - 1) pp + 2 (pp - rank - 1) forwards even when the microbatches equal the ranks, where
 // Megatron runs all forwards first. Its context parallelism is PyTorch's context_parallel
 // (torch.distributed.tensor.experimental._attention: _SDPAMerger with convert_to_f32, fp32
-// gradient accumulators, the K/V and dK/dV packed by torch.cat before each send), over the K/V
-// its Llama attention has already repeated to the query heads (repeat_kv before SDPA).
+// gradient accumulators, the K/V all-gathered at the first step by its default rotate method,
+// which torchtitan's --experimental.context_parallel_rotate_method keeps, "allgather"; the dK/dV
+// packed by torch.cat and passed round the ring), over the K/V its Llama attention has already
+// repeated to the query heads (repeat_kv before SDPA).
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .reduces_after_pipeline_flush = true,
