@@ -105,7 +105,7 @@ struct RingAttentionInput {
     // default) rather than Transformer Engine's: each step's output is cast to fp32 and merged by
     // eager ops (out - sigmoid(lse_step - lse) * (out - out_step): 38 bytes per output element
     // where TE's merge reads and writes 16-bit values), the K/V are concatenated into one buffer
-    // before each send, and the backward accumulates dQ and dK/dV in fp32 and sends the dK/dV so
+    // at every step but the last (only the first step's is sent), and the backward accumulates dQ and dK/dV in fp32 and sends the dK/dV so
     // far in fp32. Its K/V do not go round the ring: the first step all-gathers them (rotate
     // method ALL_GATHER, PyTorch's default and torchtitan's), beside that step's kernel only; the
     // dK/dV go round one hop per step. The caller passes the K/V width the model hands the

@@ -109,9 +109,9 @@ struct SimulateOptions {
     // torchtitan), with which the last rank runs each microbatch's loss and backward in turn.
     bool all_forwards_first_at_m_equal_pp = true;
     // Context parallelism through PyTorch's context_parallel (torchtitan) rather than Transformer
-    // Engine's ring: fp32 merges by eager ops, fp32 gradient accumulators sent around the ring,
-    // and the KV heads repeated to the query heads before the attention (layer_cost.h,
-    // RingAttentionInput::torch_ring).
+    // Engine's ring: the K/V all-gathered at the first step, fp32 merges by eager ops, fp32
+    // gradient accumulators whose dK/dV go around the ring, and the KV heads repeated to the query
+    // heads before the attention (layer_cost.h, RingAttentionInput::torch_ring).
     bool torch_context_parallel = false;
 };
 
