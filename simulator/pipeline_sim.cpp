@@ -124,6 +124,10 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                 if (in.record_trace) {
                     out.trace.push_back({action_name(a, v), track(r, ""), start, duration});
                     const int layers = in.layers.empty() ? 0 : in.layers[stage];
+                    const auto& comm = forward ? in.forward_comm : in.backward_comm;
+                    if (std::size_t(stage) < comm.size())
+                        for (const CommSpan& c : comm[stage])
+                            out.trace.push_back({c.name + " " + action_name(a, v), track(r, "dp comm"), start + c.offset_s, c.duration_s});
                     if (parts.tp_comm > 0 && layers > 0) {
                         const double seg = duration / layers, tp = parts.tp_comm / layers;
                         for (int l = 0; l < layers; ++l)

@@ -20,6 +20,13 @@ struct ActionParts {
     double total() const { return compute + recompute + tp_comm + cp_comm + dp_comm; }
 };
 
+// One collective on a communication stream, placed from the start of the action that issues it
+// (for the trace).
+struct CommSpan {
+    std::string name;
+    double offset_s = 0, duration_s = 0;
+};
+
 struct PipelineInput {
     Schedule schedule = Schedule::one_f_one_b;
     int pp = 1, virtual_stages = 1, microbatches = 1;
@@ -50,6 +57,10 @@ struct PipelineInput {
     // (tied-embedding all-reduce, ZeRO parameter all-gather) and the optimizer step.
     std::vector<double> after_comm_s, optimizer_s;
     bool record_trace = false;
+    // With record_trace, per model stage: the ZeRO-3/FSDP weight gathers and gradient
+    // reduce-scatters of its forward and backward passes (time_pass), drawn on the rank's
+    // "dp comm" track at every action. Empty: none.
+    std::vector<std::vector<CommSpan>> forward_comm, backward_comm;
 };
 
 struct RankTimeline {

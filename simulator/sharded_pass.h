@@ -19,9 +19,10 @@ namespace tessel {
 // block's gather queues behind the previous block's reduce-scatter. Without `gather_in_backward`
 // (FSDP's SHARD_GRAD_OP: the forward's gathered weights stay until the backward is done) the
 // backward only reduce-scatters. SimulateOptions::backward_prefetch says why simulate() leaves
-// the prefetch off by default.
+// the prefetch off by default. With `spans`, each gather and reduce-scatter is appended to it,
+// placed from the start of the pass.
 ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward, const CommGroup* sharded,
                       double weight_bytes, double grad_bytes, double interference, bool gather_in_backward = true,
-                      bool prefetch = false);
+                      bool prefetch = false, std::vector<CommSpan>* spans = nullptr);
 
 }  // namespace tessel

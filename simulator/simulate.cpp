@@ -247,9 +247,15 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
                 kernels.memory_bound += pass->memory_bound_s;
             }
         const double gradient_params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
-        in.forward[s] = time_pass(list, true, layerwise, gather_bytes, grad_bytes, eff.sm_interference);
+        const bool draw_comm = o.record_trace && layerwise;
+        if (draw_comm && in.forward_comm.empty()) {
+            in.forward_comm.resize(stages);
+            in.backward_comm.resize(stages);
+        }
+        in.forward[s] = time_pass(list, true, layerwise, gather_bytes, grad_bytes, eff.sm_interference, true, false,
+                                  draw_comm ? &in.forward_comm[s] : nullptr);
         in.backward[s] = time_pass(list, false, layerwise, gather_bytes, grad_bytes, eff.sm_interference, !layerwise_zero2,
-                                   o.backward_prefetch);
+                                   o.backward_prefetch, draw_comm ? &in.backward_comm[s] : nullptr);
         if (o.cpu_offload_layers > 0) {
             const auto [forward_stall, backward_stall] = offload_stalls(m, p, o, c.gpu, blocks, layers[s]);
             in.forward[s].compute += forward_stall;

@@ -1,6 +1,7 @@
 // The end-to-end simulator: its accounting identities and the bounds it promises the planner.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/accounting.h"
@@ -355,6 +356,40 @@ TEST(Simulate, LayerwiseZeroTwoGathersOnlyInTheForward) {
     // ZeRO-3 gathers again in the backward: 2 + 2 + 2 bytes, half as much again.
     p.zero_stage = 3;
     EXPECT_NEAR(simulate(m, c, p, o).step_time_s / layerwise, 6.0 / 4.0, 0.01);
+}
+
+TEST(Simulate, ZeroThreeTraceDrawsEachGatherAndReduceScatter) {
+    const ModelSpec m = load_model("tiny-gpt");
+    const ClusterSpec c = slow_link_pair();
+    Plan p = three_microbatches(m, 2);
+    p.zero_stage = 3;
+    SimulateOptions o;
+    o.record_trace = true;
+    const SimulationResult r = simulate(m, c, p, o);
+    // Per microbatch every block (embedding, the layers, the head) is gathered in the forward and
+    // again in the backward and reduce-scattered in the backward, each (n-1)/n x 2 bytes per weight
+    // over 2 ranks on the 0.01 GB/s link.
+    const int blocks = m.num_layers + 2;
+    const double weights = m.num_layers * layer_parameters_per_tp_rank(m, 1) + 2.0 * m.vocab_size * m.hidden_size;
+    int gathers = 0, scatters = 0;
+    double gather_s = 0, scatter_s = 0;
+    std::vector<const TraceEvent*> stream;
+    for (const TraceEvent& e : r.trace) {
+        if (e.track != "pp stage 0 / dp comm") continue;
+        stream.push_back(&e);
+        if (e.name.rfind("all-gather ", 0) == 0) ++gathers, gather_s += e.duration_s;
+        if (e.name.rfind("reduce-scatter ", 0) == 0) ++scatters, scatter_s += e.duration_s;
+    }
+    EXPECT_EQ(gathers, 3 * 2 * blocks);
+    EXPECT_EQ(scatters, 3 * blocks);
+    EXPECT_NEAR(gather_s, 3 * 2 * 0.5 * weights * 2 / 0.01e9, 1e-6 * gather_s);
+    EXPECT_NEAR(scatter_s, 3 * 0.5 * weights * 2 / 0.01e9, 1e-6 * scatter_s);
+    // One stream: the collectives follow one another, inside the step.
+    std::sort(stream.begin(), stream.end(), [](auto* a, auto* b) { return a->start_s < b->start_s; });
+    for (std::size_t i = 1; i < stream.size(); ++i)
+        EXPECT_GE(stream[i]->start_s, stream[i - 1]->start_s + stream[i - 1]->duration_s - 1e-9 * r.step_time_s);
+    ASSERT_FALSE(stream.empty());
+    EXPECT_LE(stream.back()->start_s + stream.back()->duration_s, r.step_time_s * (1 + 1e-12));
 }
 
 TEST(Simulate, Fp8WeightGatherHalvesTheGatheredBytes) {
