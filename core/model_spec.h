@@ -35,6 +35,9 @@ struct ModelSpec {
 
     int q_size() const { return num_attention_heads * head_dim; }
     int kv_size() const { return num_kv_heads * head_dim; }
+    // KV width one of `tp` tensor-parallel ranks holds: its share of the KV heads, at least one
+    // head (with fewer KV heads than ranks, each head is replicated).
+    double kv_size_per_tp_rank(int tp) const { return (num_kv_heads > tp ? double(num_kv_heads) / tp : 1.0) * head_dim; }
 };
 
 // The largest sizes a model file may give (the simulator walks the layers one by one and lays out

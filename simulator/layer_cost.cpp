@@ -85,7 +85,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double T = double(p.microbatch_size) * p.seq_length / p.cp;  // tokens on this GPU
     const double Tr = sp ? T / t : T;                                    // tokens of the replicated ops
     const double h = m.hidden_size, q = m.q_size() / t;
-    const double kv = std::max(1.0, double(m.num_kv_heads) / t) * m.head_dim;
+    const double kv = m.kv_size_per_tp_rank(p.tp);
     const double f = m.ffn_hidden_size / t;
     const double f_up = m.activation == Activation::swiglu ? 2.0 * f : f;
     const double act = T * h * E;  // one full activation tensor, the size of every TP collective

@@ -21,11 +21,6 @@ double activation_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; 
 double gemm_input_bytes(Precision p, const ActivationOptions& o) {
     return p == Precision::fp8 && o.fp8_saves_gemm_inputs ? 1.0 : activation_bytes(p);
 }
-
-// KV width one tensor-parallel rank keeps: its share of the KV heads, at least one head.
-double kv_width_per_rank(const ModelSpec& m, int tp) {
-    return std::max(1.0, double(m.num_kv_heads) / tp) * m.head_dim;
-}
 }  // namespace
 
 double ring_attention_buffer_bytes(const ModelSpec& m, const Plan& p, const ActivationOptions& opt) {
@@ -37,7 +32,7 @@ double ring_attention_buffer_bytes(const ModelSpec& m, const Plan& p, const Acti
         // step's partial output until the merge (cp outputs of the rank's queries on the rank that
         // uses all of them) beside two K/V buffers (sending and receiving); the backward two
         // buffers of K/V with dK/dV, and the step's dQ.
-        const double kv_bytes = 2.0 * tokens * kv_width_per_rank(m, p.tp) * E;
+        const double kv_bytes = 2.0 * tokens * m.kv_size_per_tp_rank(p.tp) * E;
         const double out_bytes = q_elements * E;
         return std::max(p.cp * out_bytes + 2.0 * kv_bytes, 4.0 * kv_bytes + out_bytes);
     }
@@ -66,7 +61,7 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const Activatio
     const double G = gemm_input_bytes(p.precision, o);  // the inputs of QKV, projection, FC1, FC2
     const double t = p.tp;
     const double sb = double(p.seq_length) / p.cp * p.microbatch_size;  // tokens on this GPU
-    const double h = m.hidden_size, q = m.q_size(), kv = kv_width_per_rank(m, p.tp);
+    const double h = m.hidden_size, q = m.q_size(), kv = m.kv_size_per_tp_rank(p.tp);
     const double f = m.ffn_hidden_size, f_up = m.activation == Activation::swiglu ? 2.0 * f : f;
     const double heads = double(m.num_attention_heads) / t;
     const double s_kv = p.seq_length;  // keys each query attends over (all of them under cp)
@@ -125,7 +120,7 @@ ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Prec
 
 double layer_parameters_per_tp_rank(const ModelSpec& m, int tp) {
     const double h = m.hidden_size, q = m.q_size(), f = m.ffn_hidden_size;
-    const double kv = kv_width_per_rank(m, tp);
+    const double kv = m.kv_size_per_tp_rank(tp);
     const double attention = h * (q / tp + 2.0 * kv) + q / tp * h;
     const double mlp = (m.activation == Activation::swiglu ? 3.0 : 2.0) * h * f / tp;
     const double matmul_full = double(layer_matmul_weights(m));
