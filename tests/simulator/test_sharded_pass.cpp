@@ -95,29 +95,24 @@ TEST(ShardedPass, SpansLayTheStreamOutAsIssued) {
     std::vector<BlockCost> b = blocks(2, 10e-3);
     b[0].name = b[1].name = "layer";
     const CommGroup g = pair_link();
+    auto expect_spans = [&](bool prefetch, const std::vector<std::pair<std::string, double>>& want) {
+        std::vector<CommSpan> s;
+        time_pass(pointers(b), false, &g, 2.0, 4.0, 0.0, true, prefetch, &s);
+        ASSERT_EQ(s.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            EXPECT_EQ(s[i].name, want[i].first);
+            EXPECT_NEAR(s[i].offset_s, want[i].second, 1e-12);
+            EXPECT_NEAR(s[i].duration_s, s[i].name[0] == 'a' ? G : R, 1e-12);
+            // One stream: no span starts before the previous one ends.
+            if (i > 0) EXPECT_GE(s[i].offset_s + 1e-15, s[i - 1].offset_s + s[i - 1].duration_s);
+        }
+    };
     // Serialized backward, blocks run last first: G(layer 1) [0, 1], compute [1, 11],
     // R(layer 1) [11, 13], G(layer 0) [13, 14], compute [14, 24], R(layer 0) [24, 26] (ms).
-    std::vector<CommSpan> s;
-    time_pass(pointers(b), false, &g, 2.0, 4.0, 0.0, true, false, &s);
-    ASSERT_EQ(s.size(), 4u);
-    const std::vector<std::pair<std::string, double>> serial{
-        {"all-gather layer 1", 0}, {"reduce-scatter layer 1", 11e-3}, {"all-gather layer 0", 13e-3}, {"reduce-scatter layer 0", 24e-3}};
-    for (std::size_t i = 0; i < serial.size(); ++i) {
-        EXPECT_EQ(s[i].name, serial[i].first);
-        EXPECT_NEAR(s[i].offset_s, serial[i].second, 1e-12);
-        EXPECT_NEAR(s[i].duration_s, s[i].name[0] == 'a' ? G : R, 1e-12);
-    }
+    expect_spans(false, {{"all-gather layer 1", 0}, {"reduce-scatter layer 1", 11e-3}, {"all-gather layer 0", 13e-3},
+                         {"reduce-scatter layer 0", 24e-3}});
     // Prefetched: G(layer 1) [0, 1], compute [1, 11] with G(layer 0) issued at its start [1, 2],
     // R(layer 1) [11, 13], compute [11, 21], R(layer 0) [21, 23].
-    s.clear();
-    time_pass(pointers(b), false, &g, 2.0, 4.0, 0.0, true, true, &s);
-    ASSERT_EQ(s.size(), 4u);
-    const std::vector<std::pair<std::string, double>> ahead{
-        {"all-gather layer 1", 0}, {"all-gather layer 0", 1e-3}, {"reduce-scatter layer 1", 11e-3}, {"reduce-scatter layer 0", 21e-3}};
-    for (std::size_t i = 0; i < ahead.size(); ++i) {
-        EXPECT_EQ(s[i].name, ahead[i].first);
-        EXPECT_NEAR(s[i].offset_s, ahead[i].second, 1e-12);
-    }
-    // One stream: no span starts before the previous one ends.
-    for (std::size_t i = 1; i < s.size(); ++i) EXPECT_GE(s[i].offset_s + 1e-15, s[i - 1].offset_s + s[i - 1].duration_s);
+    expect_spans(true, {{"all-gather layer 1", 0}, {"all-gather layer 0", 1e-3}, {"reduce-scatter layer 1", 11e-3},
+                        {"reduce-scatter layer 0", 21e-3}});
 }
