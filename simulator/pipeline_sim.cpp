@@ -128,10 +128,18 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                     if (std::size_t(stage) < comm.size())
                         for (const CommSpan& c : comm[stage])
                             out.trace.push_back({c.name + " " + action_name(a, v), track(r, "dp comm"), start + c.offset_s, c.duration_s});
+                    // A layer's exposed tensor-parallel time is drawn at the end of its share of
+                    // the action, its exposed context-parallel ring exchange (beside the attention,
+                    // early in the layer) at the middle: places within a layer are nominal.
                     if (parts.tp_comm > 0 && layers > 0) {
                         const double seg = duration / layers, tp = parts.tp_comm / layers;
                         for (int l = 0; l < layers; ++l)
                             out.trace.push_back({"tp " + action_name(a, v), track(r, "tp comm"), start + (l + 1) * seg - tp, tp});
+                    }
+                    if (parts.cp_comm > 0 && layers > 0) {
+                        const double seg = duration / layers, cp = parts.cp_comm / layers;
+                        for (int l = 0; l < layers; ++l)
+                            out.trace.push_back({"cp " + action_name(a, v), track(r, "cp comm"), start + (l + 0.5) * seg - cp / 2, cp});
                     }
                 }
                 if (forward) {

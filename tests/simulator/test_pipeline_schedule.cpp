@@ -176,3 +176,40 @@ TEST(Simulate, TraceHasOneTrackPerStage) {
         if (e["ph"] == "X") ++spans;
     EXPECT_EQ(spans, int(r.trace.size()));
 }
+
+TEST(PipelineSchedule, TraceDrawsEachLayersExposedCommunicationInsideItsAction) {
+    // One stage of 4 layers, 2 microbatches: each 1 s action carries 0.2 s of exposed TP and
+    // 0.4 s of exposed CP communication, drawn per layer (0.05 s and 0.1 s) inside the action.
+    PipelineInput in;
+    in.pp = 1;
+    in.microbatches = 2;
+    ActionParts parts;
+    parts.compute = 0.4;
+    parts.tp_comm = 0.2;
+    parts.cp_comm = 0.4;
+    in.forward = {parts};
+    in.backward = {parts};
+    in.layers = {4};
+    in.send_forward_s = {0.0};
+    in.send_backward_s = {0.0};
+    in.record_trace = true;
+    const PipelineOutput out = simulate_pipeline(in);
+    std::vector<TraceEvent> actions;
+    for (const auto& e : out.trace)
+        if (e.track == "pp stage 0") actions.push_back(e);
+    ASSERT_EQ(actions.size(), 4u);
+    for (const char* kind : {"tp comm", "cp comm"}) {
+        const double per_layer = kind[0] == 't' ? 0.05 : 0.1;
+        int n = 0;
+        for (const auto& e : out.trace) {
+            if (e.track != std::string("pp stage 0 / ") + kind) continue;
+            ++n;
+            EXPECT_NEAR(e.duration_s, per_layer, 1e-12);
+            int inside = 0;
+            for (const auto& a : actions)
+                inside += e.start_s >= a.start_s - 1e-12 && e.start_s + e.duration_s <= a.start_s + a.duration_s + 1e-12;
+            EXPECT_EQ(inside, 1) << kind << " at " << e.start_s;
+        }
+        EXPECT_EQ(n, 4 * 4) << kind;
+    }
+}
