@@ -137,7 +137,9 @@ const std::vector<std::string>& validation_rules() {
         "than the GPU has, those fields take the values that fit with the fastest simulated step, as `tessel plan` "
         "would choose them, among what the framework can express (Megatron-LM and llm.c shard to ZeRO-1 at most; "
         "DeepSpeed's pipeline engine neither interleaves nor shards past ZeRO-1 with pipeline stages, and has no "
-        "Megatron-style sequence parallelism). The row's assumptions name the values taken.",
+        "Megatron-style sequence parallelism; Megatron-LM, and a run whose framework is not named, may recompute "
+        "only the first layers of each chunk, the fewest that fit, as the planner searches it). The row's "
+        "assumptions name the values taken.",
         "R16 memory: a row's memory_gb is the peak memory per GPU its source measured, in GiB where the row's "
         "notes or throughput definition name GiB (torchtitan prints the allocator's peak reservation in GiB), "
         "else in GB (10^9 bytes); it is compared with the predicted peak, never used to predict, and a value "
@@ -168,8 +170,9 @@ const KnownStack kKnownStacks[] = {
     {"torchtitan", &kTorchtitan},
     {"llm.c", &kLlmC},
 };
-// Without a known framework: the simulator's defaults.
-const SoftwareStack kUnknownStack{};
+// Without a known framework: the simulator's defaults, and every knob the planner searches without
+// --emit open to R15 (block recompute included, as SearchLimits has it).
+const SoftwareStack kUnknownStack{.block_recompute = true};
 
 bool contains(const std::string& text, const std::string& word) { return contains_ignoring_case(text, word); }
 
@@ -737,6 +740,7 @@ struct Knobs {
     int virtual_stages = 1, microbatch_size = 1, zero_stage = 0;
     Recompute recompute = Recompute::none;
     bool sequence_parallel = false;
+    int recompute_layers = 0;  // with full recompute: the first N layers of each chunk (0: all)
 };
 std::optional<ValidationCase> with_knobs(const ValidationCase& base, const Knobs& k) {
     ValidationCase c = base;
@@ -746,6 +750,7 @@ std::optional<ValidationCase> with_knobs(const ValidationCase& base, const Knobs
     p.microbatch_size = k.microbatch_size;
     p.zero_stage = k.zero_stage;
     p.recompute = k.recompute;
+    p.recompute_layers = k.recompute == Recompute::full ? k.recompute_layers : 0;
     p.sequence_parallel = k.sequence_parallel;
     c.half_recompute = k.recompute == Recompute::selective && c.stack->half_forward_selective;
     c.options.overlap_param_gather = c.stated_param_gather_overlap || p.zero_stage >= 3;
@@ -779,16 +784,47 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
     const std::vector<bool> sps = u.sequence_parallel ? std::vector<bool>{false, true} : std::vector<bool>{p.sequence_parallel};
     std::optional<ValidationCase> best;
     double best_step = 0;
+    auto fits = [](const ValidationCase& x) { return case_memory(x).peak <= x.cluster.gpu.memory_GiB; };
+    auto consider = [&](std::optional<ValidationCase> candidate) {
+        if (!candidate || !fits(*candidate)) return;
+        const double step = simulate_case(*candidate).step_s;
+        if (!best || step < best_step) best = std::move(candidate), best_step = step;
+    };
+    // Block recompute where the framework has it, as the planner searches it: full recompute of the
+    // fewest leading layers of each chunk that make the layout fit. Only where the layout does not
+    // fit without recompute (there, no recompute is faster) and needs fewer than all its layers.
+    auto block_recompute = [&](const Knobs& k) -> std::optional<ValidationCase> {
+        Knobs none = k;
+        none.recompute = Recompute::none;
+        const auto bare = with_knobs(c, none);
+        if (!bare || fits(*bare)) return std::nullopt;
+        const auto chunks = layers_per_chunk(c.model.num_layers, c.plan.pp, k.virtual_stages);
+        const int most = *std::max_element(chunks.begin(), chunks.end());
+        auto with_layers = [&](int layers) {
+            Knobs b = k;
+            b.recompute = Recompute::full;
+            b.recompute_layers = layers;
+            return with_knobs(c, b);
+        };
+        if (most < 2) return std::nullopt;
+        auto top = with_layers(most - 1);
+        if (!top || !fits(*top)) return std::nullopt;
+        int lo = 1, hi = most - 1;  // memory falls as layers are added; hi fits
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            const auto x = with_layers(mid);
+            if (x && fits(*x)) hi = mid;
+            else lo = mid + 1;
+        }
+        return with_layers(hi);
+    };
     for (int vp : vps)
         for (int mb : mbs)
-            for (Recompute rc : rcs)
-                for (int zero : zeros)
-                    for (bool sp : sps) {
-                        auto candidate = with_knobs(c, Knobs{vp, mb, zero, rc, sp});
-                        if (!candidate || case_memory(*candidate).peak > candidate->cluster.gpu.memory_GiB) continue;
-                        const double step = simulate_case(*candidate).step_s;
-                        if (!best || step < best_step) best = std::move(candidate), best_step = step;
-                    }
+            for (int zero : zeros)
+                for (bool sp : sps) {
+                    for (Recompute rc : rcs) consider(with_knobs(c, Knobs{vp, mb, zero, rc, sp}));
+                    if (u.recompute && fw.block_recompute) consider(block_recompute(Knobs{vp, mb, zero, Recompute::full, sp}));
+                }
     if (!best) return std::nullopt;
     // Its words replace the defaults' ("microbatch 1", "no recompute").
     std::vector<std::string> kept;
@@ -799,7 +835,11 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
     if (u.virtual_pipeline) knobs.push_back(b.virtual_stages > 1 ? fmt::format("{} virtual stages", b.virtual_stages) : "no interleaving");
     if (u.microbatch) knobs.push_back(fmt::format("microbatch {}", b.microbatch_size));
     if (u.recompute)
-        knobs.push_back(b.recompute == Recompute::none ? "no recompute" : fmt::format("{} recompute", to_string(b.recompute)));
+        knobs.push_back(b.recompute == Recompute::none ? "no recompute"
+                        : b.recompute == Recompute::full && b.recompute_layers > 0
+                            ? fmt::format("full recompute of the first {} of each chunk",
+                                          b.recompute_layers == 1 ? std::string("layer") : fmt::format("{} layers", b.recompute_layers))
+                            : fmt::format("{} recompute", to_string(b.recompute)));
     if (u.zero) knobs.push_back(fmt::format("ZeRO-{}", b.zero_stage));
     if (u.sequence_parallel) knobs.push_back(b.sequence_parallel ? "sequence parallel" : "no sequence parallel");
     std::string list;

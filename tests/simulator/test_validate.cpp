@@ -9,6 +9,7 @@
 #include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
+#include "simulator/software_stack.h"
 
 using namespace tessel;
 
@@ -698,6 +699,41 @@ TEST(Validate, UnstatedKnobsThatDoNotFitTakeTheFastestSettingThatFits) {
     EXPECT_FALSE(s.fits);
     EXPECT_EQ(s.setup.plan.recompute, Recompute::none);
     EXPECT_EQ(joined(s.setup.assumptions).find("R15"), std::string::npos);
+}
+
+TEST(Validate, UnstatedRecomputeTakesTheFewestBlockLayersThatFit) {
+    // As the planner searches it: where no recompute does not fit, a framework with block recompute
+    // (Megatron-LM's --recompute-method block) recomputes only the first N layers of each chunk, the
+    // fewest that fit, which is faster than recomputing all of them. DeepSpeed has no such knob.
+    const json row = large_activation_row();
+    const ValidationCase c = validation_case(row, "test");
+    ASSERT_TRUE(c.stack->block_recompute);
+    auto plan_with = [&](int layers) {
+        Plan p = c.plan;
+        p.recompute = Recompute::full;
+        p.recompute_layers = layers;
+        return p;
+    };
+    auto fits = [&](int layers) {
+        return estimate_memory(c.model, c.cluster, plan_with(layers), c.options).peak <= c.cluster.gpu.memory_GiB;
+    };
+    int fewest = 1;
+    while (fewest < c.model.num_layers && !fits(fewest)) ++fewest;
+    ASSERT_LT(fewest, c.model.num_layers);  // the premise: some layers may keep their activations
+    const auto rep = validate_runs(json::array({row}), "test");
+    const ValidationRow& v = rep.rows[0];
+    ASSERT_TRUE(v.fits);
+    EXPECT_EQ(v.setup.plan.recompute, Recompute::full);
+    EXPECT_EQ(v.setup.plan.recompute_layers, fewest);
+    EXPECT_LT(v.step_time_s, simulate(c.model, c.cluster, plan_with(0), c.options).step_time_s);
+    EXPECT_NE(joined(v.setup.assumptions).find("full recompute of the first"), std::string::npos);
+
+    json deepspeed = row;
+    deepspeed["source"] = "Megatron-DeepSpeed run (2023-01-10)";
+    const auto ds = validate_runs(json::array({deepspeed}), "test");
+    ASSERT_TRUE(ds.rows[0].fits);
+    EXPECT_EQ(ds.rows[0].setup.plan.recompute, Recompute::full);
+    EXPECT_EQ(ds.rows[0].setup.plan.recompute_layers, 0);
 }
 
 TEST(Validate, FilledKnobsStayWithinWhatTheFrameworkExpresses) {
