@@ -799,24 +799,18 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
         const auto bare = with_knobs(c, none);
         if (!bare || fits(*bare)) return std::nullopt;
         const auto chunks = layers_per_chunk(c.model.num_layers, c.plan.pp, k.virtual_stages);
-        const int most = *std::max_element(chunks.begin(), chunks.end());
         auto with_layers = [&](int layers) {
             Knobs b = k;
             b.recompute = Recompute::full;
             b.recompute_layers = layers;
             return with_knobs(c, b);
         };
-        if (most < 2) return std::nullopt;
-        auto top = with_layers(most - 1);
-        if (!top || !fits(*top)) return std::nullopt;
-        int lo = 1, hi = most - 1;  // memory falls as layers are added; hi fits
-        while (lo < hi) {
-            const int mid = (lo + hi) / 2;
-            const auto x = with_layers(mid);
-            if (x && fits(*x)) hi = mid;
-            else lo = mid + 1;
-        }
-        return with_layers(hi);
+        const int layers = fewest_block_recompute_layers(*std::max_element(chunks.begin(), chunks.end()), [&](int n) {
+            const auto x = with_layers(n);
+            return x && fits(*x);
+        });
+        if (layers == 0) return std::nullopt;
+        return with_layers(layers);
     };
     for (int vp : vps)
         for (int mb : mbs)

@@ -21,4 +21,20 @@ inline constexpr int kMaxMicrobatch = 64;
 // pipeline_split_supported; the exporters write the uneven splits as a layout).
 std::vector<int> virtual_stage_counts(int num_layers, int pp);
 
+// Block recompute (full recompute of only the first N layers of each chunk, Megatron's
+// --recompute-method block): the fewest N in [1, most - 1] for which fits(N) holds, memory falling
+// as N grows; 0 when a chunk has fewer than two layers or even most - 1 layers do not fit (then
+// only recomputing every layer can help).
+template <class Fits>
+int fewest_block_recompute_layers(int most_layers_per_chunk, Fits&& fits) {
+    if (most_layers_per_chunk < 2 || !fits(most_layers_per_chunk - 1)) return 0;
+    int lo = 1, hi = most_layers_per_chunk - 1;  // hi fits
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (fits(mid)) hi = mid;
+        else lo = mid + 1;
+    }
+    return hi;
+}
+
 }  // namespace tessel

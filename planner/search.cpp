@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/plan_choices.h"
 #include "planner/step_bound.h"
 #include "simulator/memory_model.h"
 
@@ -428,22 +429,12 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
         }
         const auto chunks = layers_per_chunk(m.num_layers, full.pp, full.virtual_stages);
         const int most = *std::max_element(chunks.begin(), chunks.end());
+        choice.dominated = most < 2;
         p.recompute = Recompute::full;
-        auto fits = [&](int layers) {
+        choice.layers = fewest_block_recompute_layers(most, [&](int layers) {
             p.recompute_layers = layers;
             return memory.peak_GiB(m, c, p, sim) <= usable;
-        };
-        if (most < 2 || !fits(most - 1)) {
-            choice.dominated = most < 2;
-            return choice;
-        }
-        int lo = 1, hi = most - 1;  // hi fits
-        while (lo < hi) {
-            const int mid = (lo + hi) / 2;
-            if (fits(mid)) hi = mid;
-            else lo = mid + 1;
-        }
-        choice.layers = hi;
+        });
         return choice;
     };
 

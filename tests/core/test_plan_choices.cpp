@@ -24,3 +24,15 @@ TEST(PlanChoices, VirtualStagesDivideTheLayersPerStage) {
     // ends (2 + 62 x 2); 48 chunks would leave 2s and 3s in the middle (126 = 48 x 2 + 30).
     EXPECT_EQ(virtual_stage_counts(126, 16), (std::vector<int>{1, 2, 4}));
 }
+
+TEST(PlanChoices, FewestBlockRecomputeLayersMatchesAScan) {
+    // Against a scan of every count: with fits(N) = N >= need, the fewest count in [1, most - 1].
+    for (int most = 1; most <= 9; ++most)
+        for (int need = 0; need <= most + 1; ++need) {
+            const int got = fewest_block_recompute_layers(most, [&](int n) { return n >= need; });
+            int want = 0;
+            for (int n = 1; n <= most - 1 && want == 0; ++n)
+                if (n >= need) want = n;
+            EXPECT_EQ(got, want) << "most " << most << " need " << need;
+        }
+}
