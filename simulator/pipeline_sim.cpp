@@ -128,19 +128,20 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                     if (std::size_t(stage) < comm.size())
                         for (const CommSpan& c : comm[stage])
                             out.trace.push_back({c.name + " " + action_name(a, v), track(r, "dp comm"), start + c.offset_s, c.duration_s});
-                    // A layer's exposed tensor-parallel time is drawn at the end of its share of
-                    // the action, its exposed context-parallel ring exchange (beside the attention,
-                    // early in the layer) at the middle: places within a layer are nominal.
-                    if (parts.tp_comm > 0 && layers > 0) {
-                        const double seg = duration / layers, tp = parts.tp_comm / layers;
+                    // Exposed time spread over the layers, each layer's span placed at `at` of its
+                    // share of the action (0.5: centred, 1: ending with it); places within a layer
+                    // are nominal.
+                    auto per_layer = [&](const char* kind, const char* what, double seconds, double at) {
+                        if (seconds <= 0 || layers <= 0) return;
+                        const double seg = duration / layers, each = seconds / layers;
                         for (int l = 0; l < layers; ++l)
-                            out.trace.push_back({"tp " + action_name(a, v), track(r, "tp comm"), start + (l + 1) * seg - tp, tp});
-                    }
-                    if (parts.cp_comm > 0 && layers > 0) {
-                        const double seg = duration / layers, cp = parts.cp_comm / layers;
-                        for (int l = 0; l < layers; ++l)
-                            out.trace.push_back({"cp " + action_name(a, v), track(r, "cp comm"), start + (l + 0.5) * seg - cp / 2, cp});
-                    }
+                            out.trace.push_back({std::string(kind) + " " + action_name(a, v), track(r, what),
+                                                 start + (l + at) * seg - at * each, each});
+                    };
+                    // TP time at the end of each layer; the context-parallel ring exchange beside
+                    // the attention, early in the layer, at its middle.
+                    per_layer("tp", "tp comm", parts.tp_comm, 1.0);
+                    per_layer("cp", "cp comm", parts.cp_comm, 0.5);
                 }
                 if (forward) {
                     fwd_done[at(stage, a.microbatch)] = end;

@@ -233,6 +233,11 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     in.send_forward_s.assign(stages, 0.0);
     in.send_backward_s.assign(stages, 0.0);
     if (!layerwise && shard > 1) in.buckets_s.resize(stages);
+    const bool draw_comm = o.record_trace && layerwise;  // the trace's per-block gathers and scatters
+    if (draw_comm) {
+        in.forward_comm.resize(stages);
+        in.backward_comm.resize(stages);
+    }
     // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks
     // (sequence parallelism, or Megatron's scatter/gather of the replicated tensor).
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
@@ -247,11 +252,6 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
                 kernels.memory_bound += pass->memory_bound_s;
             }
         const double gradient_params = stage_gradient_parameters(list, blocks, m.tied_embeddings, stages);
-        const bool draw_comm = o.record_trace && layerwise;
-        if (draw_comm && in.forward_comm.empty()) {
-            in.forward_comm.resize(stages);
-            in.backward_comm.resize(stages);
-        }
         in.forward[s] = time_pass(list, true, layerwise, gather_bytes, grad_bytes, eff.sm_interference, true, false,
                                   draw_comm ? &in.forward_comm[s] : nullptr);
         in.backward[s] = time_pass(list, false, layerwise, gather_bytes, grad_bytes, eff.sm_interference, !layerwise_zero2,
