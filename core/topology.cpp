@@ -67,6 +67,8 @@ Topology::Topology(const ClusterSpec& c)
         }
     }
     nic_share_GBps_ = nics * nic_bw / c.inter_node.oversubscription / gpn;
+    nics_per_node_ = nics;
+    nic_wire_GBps_ = nic_bw / c.inter_node.oversubscription;
 }
 
 Topology::~Topology() = default;

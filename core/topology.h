@@ -45,7 +45,12 @@ public:
     GroupLink group(const std::vector<int>& ranks) const;
 
     int node_of(int rank) const { return rank / gpus_per_node_; }
+    // The NIC a rank's traffic leaves its node through (rail wiring: GPU i of a node uses NIC
+    // i * nics / gpus), and one NIC's bandwidth into the fabric, one direction.
+    int nic_of(int rank) const { return (rank % gpus_per_node_) * nics_per_node_ / gpus_per_node_; }
+    double nic_GBps() const { return nic_wire_GBps_; }
     int num_ranks() const { return num_nodes_ * gpus_per_node_; }
+    int gpus_per_node() const { return gpus_per_node_; }
     std::size_t num_vertices() const;
     std::size_t num_edges() const;
     int materialized_nodes() const { return materialized_nodes_; }
@@ -53,7 +58,8 @@ public:
 private:
     struct Graph;
     std::unique_ptr<Graph> graph_;
-    int num_nodes_, gpus_per_node_, materialized_nodes_, vertices_per_node_ = 0;
+    int num_nodes_, gpus_per_node_, materialized_nodes_, vertices_per_node_ = 0, nics_per_node_ = 1;
+    double nic_wire_GBps_ = 0;
     double nic_share_GBps_;  // NIC bandwidth per GPU when every GPU of a node sends at once
     mutable std::mutex mutex_;
     mutable std::map<std::tuple<int, int, bool>, LinkInfo> path_cache_;

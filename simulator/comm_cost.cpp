@@ -40,6 +40,25 @@ CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEffici
     return g;
 }
 
+CommGroup make_stage_p2p_link(const Topology& topo, int a, int b, const std::string& order, const ParallelSizes& sizes,
+                              const HardwareEfficiency& e) {
+    CommGroup g = make_p2p_link(topo, a, b, e);
+    if (topo.node_of(a) == topo.node_of(b)) return g;
+    const RankCoords from = coords_of(a, order, sizes), to = coords_of(b, order, sizes);
+    const int gpn = topo.gpus_per_node(), first = topo.node_of(a) * gpn;
+    int sharing = 0;  // a itself among them
+    for (int r = first; r < first + gpn && r < sizes.world(); ++r) {
+        if (topo.nic_of(r) != topo.nic_of(a)) continue;
+        RankCoords c = coords_of(r, order, sizes);
+        if (c.pp != from.pp) continue;
+        c.pp = to.pp;
+        if (topo.node_of(rank_of(c, order, sizes)) != topo.node_of(a)) ++sharing;
+    }
+    if (sharing > 1)
+        g.bandwidth_Bps = std::min(g.bandwidth_Bps, topo.nic_GBps() * units::GB * e.inter_node_bandwidth_efficiency / sharing);
+    return g;
+}
+
 CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const HardwareEfficiency& e) {
     if (ring.size() < 2) return make_comm_group(topo, ring, e);
     CommGroup slowest;

@@ -3,8 +3,10 @@
 // fraction of the link; the latency term counts the ring's steps (or the tree's depth).
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "core/rank_groups.h"
 #include "core/topology.h"
 #include "simulator/collectives.h"
 #include "simulator/hardware_efficiency.h"
@@ -27,6 +29,12 @@ struct CommGroup {
 CommGroup make_comm_group(const Topology& topo, const std::vector<int>& ranks, const HardwareEfficiency& e);
 // A point-to-point link between two ranks.
 CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEfficiency& e);
+// A pipeline stage's send to the next stage, from rank a to rank b, while every rank of the stage
+// sends its own share of the boundary at once (symmetric plans do): across nodes, the ranks of a's
+// node that leave through a's NIC towards another node split that NIC's bandwidth. Inside a node,
+// or with a NIC per GPU, it is make_p2p_link's path.
+CommGroup make_stage_p2p_link(const Topology& topo, int a, int b, const std::string& order, const ParallelSizes& sizes,
+                              const HardwareEfficiency& e);
 // The slowest hop of a ring that passes each rank's buffer to the next (ring[i] -> ring[i + 1],
 // the last back to the first), as context parallelism's ring attention does: every rank sends and
 // receives at once and the next step waits for all, so the ring moves at its slowest hop. Across

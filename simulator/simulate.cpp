@@ -278,7 +278,8 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
             RankCoords a, b;
             a.pp = rank;
             b.pp = to;
-            const CommGroup link = make_p2p_link(topo, rank_of(a, p.placement, sizes), rank_of(b, p.placement, sizes), eff);
+            const CommGroup link = make_stage_p2p_link(topo, rank_of(a, p.placement, sizes), rank_of(b, p.placement, sizes),
+                                                       p.placement, sizes, eff);
             const double t = collective_time(Collective::send_recv, boundary_bytes, link);
             in.send_forward_s[s] = t;
             in.send_backward_s[s + 1] = t;

@@ -64,3 +64,39 @@ TEST(Collectives, TreeBeatsTheRingOnlyForSmallMessagesAcrossManyNodes) {
     // Large message: bandwidth terms are comparable; the collective never costs more than either.
     EXPECT_LE(collective_time(Collective::all_reduce, 1e10, g), ring_all_reduce_time(1e10, g));
 }
+
+// Two nodes of 8 GPUs with `nics` NICs of 25 GB/s each (rail wiring: GPU i uses NIC i*nics/8).
+static ClusterSpec two_nodes_with_nics(int nics) {
+    json j = {{"name", "nic-poor"},
+              {"num_nodes", 2},
+              {"gpus_per_node", 8},
+              {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}}}}},
+              {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", 300}, {"latency_us", 0}}},
+              {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", nics}, {"nic_bandwidth_GBps", 25}, {"latency_us", 0}}},
+              {"profile",
+               {{"collective",
+                 {{"intra_node_bandwidth_efficiency", 1.0}, {"inter_node_bandwidth_efficiency", 1.0}, {"latency_us", 0}}}}}};
+    return parse_cluster(j, "test cluster");
+}
+
+TEST(Collectives, PipelineSendsOfAStageShareTheirNodesNics) {
+    const double B = 100e6;
+    for (int nics : {8, 4, 2}) {
+        const ClusterSpec c = two_nodes_with_nics(nics);
+        const Topology topo(c);
+        const HardwareEfficiency e = hardware_efficiency(c);
+        // tp8 pp2: each node is one stage, and all 8 GPUs send at once; 8 / nics of them share a NIC.
+        const ParallelSizes whole{8, 1, 1, 2};
+        const CommGroup g = make_stage_p2p_link(topo, 3, 11, "tp-cp-dp-pp", whole, e);
+        EXPECT_NEAR(g.bandwidth_Bps, 25e9 * nics / 8.0, 1e3) << nics << " NICs";
+        EXPECT_NEAR(collective_time(Collective::send_recv, B, g), B / (25e9 * nics / 8.0), 1e-9);
+        // tp2 pp8: four stages a node, and only stage 3 (GPUs 6 and 7) sends across; they share a
+        // NIC where the wiring gives them the same one.
+        const ParallelSizes narrow{2, 1, 1, 8};
+        const CommGroup across = make_stage_p2p_link(topo, 6, 8, "tp-cp-dp-pp", narrow, e);
+        const bool shared = (6 * nics) / 8 == (7 * nics) / 8;
+        EXPECT_NEAR(across.bandwidth_Bps, shared ? 12.5e9 : 25e9, 1e3) << nics << " NICs";
+        // A send inside the node runs on NVLink, shared by no one.
+        EXPECT_NEAR(make_stage_p2p_link(topo, 0, 2, "tp-cp-dp-pp", narrow, e).bandwidth_Bps, 300e9, 1e3);
+    }
+}
