@@ -40,33 +40,49 @@ CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEffici
     return g;
 }
 
-CommGroup make_stage_p2p_link(const Topology& topo, int a, int b, const std::string& order, const ParallelSizes& sizes,
-                              const HardwareEfficiency& e) {
+namespace {
+// A send from a to b while every rank r of a's node sends to partner(r) (-1: r sends nothing): the
+// ranks leaving the node through a's NIC, a among them, split that NIC's bandwidth.
+template <typename Partner>
+CommGroup shared_nic_link(const Topology& topo, int a, int b, int world, const HardwareEfficiency& e, Partner partner) {
     CommGroup g = make_p2p_link(topo, a, b, e);
-    if (topo.node_of(a) == topo.node_of(b)) return g;
-    const RankCoords from = coords_of(a, order, sizes), to = coords_of(b, order, sizes);
-    const int gpn = topo.gpus_per_node(), first = topo.node_of(a) * gpn;
-    int sharing = 0;  // a itself among them
-    for (int r = first; r < first + gpn && r < sizes.world(); ++r) {
+    const int node = topo.node_of(a);
+    if (node == topo.node_of(b)) return g;
+    const int gpn = topo.gpus_per_node();
+    int sharing = 0;
+    for (int r = node * gpn; r < (node + 1) * gpn && r < world; ++r) {
         if (topo.nic_of(r) != topo.nic_of(a)) continue;
-        RankCoords c = coords_of(r, order, sizes);
-        if (c.pp != from.pp) continue;
-        c.pp = to.pp;
-        if (topo.node_of(rank_of(c, order, sizes)) != topo.node_of(a)) ++sharing;
+        const int to = partner(r);
+        if (to >= 0 && topo.node_of(to) != node) ++sharing;
     }
     if (sharing > 1)
         g.bandwidth_Bps = std::min(g.bandwidth_Bps, topo.nic_GBps() * units::GB * e.inter_node_bandwidth_efficiency / sharing);
     return g;
 }
+}  // namespace
 
-CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const HardwareEfficiency& e) {
+CommGroup make_stage_p2p_link(const Topology& topo, int a, int b, const std::string& order, const ParallelSizes& sizes,
+                              const HardwareEfficiency& e) {
+    const int from = coords_of(a, order, sizes).pp, to = coords_of(b, order, sizes).pp;
+    return shared_nic_link(topo, a, b, sizes.world(), e, [&](int r) {
+        RankCoords c = coords_of(r, order, sizes);
+        if (c.pp != from) return -1;
+        c.pp = to;
+        return rank_of(c, order, sizes);
+    });
+}
+
+namespace {
+// The ring's slowest hop, each hop a -> b costed by hop_link(a, b).
+template <typename HopLink>
+CommGroup slowest_hop(const Topology& topo, const std::vector<int>& ring, const HardwareEfficiency& e, HopLink hop_link) {
     if (ring.size() < 2) return make_comm_group(topo, ring, e);
     CommGroup slowest;
     bool first = true;
     for (std::size_t i = 0; i < ring.size(); ++i) {
         const int a = ring[i], b = ring[(i + 1) % ring.size()];
         if (a == b) continue;
-        const CommGroup hop = make_p2p_link(topo, a, b, e);
+        const CommGroup hop = hop_link(a, b);
         if (first || hop.bandwidth_Bps < slowest.bandwidth_Bps ||
             (hop.bandwidth_Bps == slowest.bandwidth_Bps && hop.hop_latency_s > slowest.hop_latency_s)) {
             slowest = hop;
@@ -75,6 +91,23 @@ CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, con
     }
     slowest.size = int(ring.size());
     return slowest;
+}
+}  // namespace
+
+CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const std::string& order,
+                         const ParallelSizes& sizes, const HardwareEfficiency& e) {
+    return slowest_hop(topo, ring, e, [&](int a, int b) {
+        // Every context-parallel ring of the plan turns at once: each rank sends to the next cp rank.
+        return shared_nic_link(topo, a, b, sizes.world(), e, [&](int r) {
+            RankCoords c = coords_of(r, order, sizes);
+            c.cp = (c.cp + 1) % sizes.cp;
+            return rank_of(c, order, sizes);
+        });
+    });
+}
+
+CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const HardwareEfficiency& e) {
+    return slowest_hop(topo, ring, e, [&](int a, int b) { return make_p2p_link(topo, a, b, e); });
 }
 
 double ring_all_reduce_time(double bytes, const CommGroup& g) {

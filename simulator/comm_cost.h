@@ -35,11 +35,16 @@ CommGroup make_p2p_link(const Topology& topo, int a, int b, const HardwareEffici
 // or with a NIC per GPU, it is make_p2p_link's path.
 CommGroup make_stage_p2p_link(const Topology& topo, int a, int b, const std::string& order, const ParallelSizes& sizes,
                               const HardwareEfficiency& e);
-// The slowest hop of a ring that passes each rank's buffer to the next (ring[i] -> ring[i + 1],
-// the last back to the first), as context parallelism's ring attention does: every rank sends and
+// The slowest hop of a context-parallel ring that passes each rank's buffer to the next (ring[i]
+// -> ring[i + 1], the last back to the first), as ring attention does: every rank sends and
 // receives at once and the next step waits for all, so the ring moves at its slowest hop. Across
-// nodes that hop is one GPU's path through its NIC, not the aggregate of a node's NICs that a
-// collective's several rings share (make_comm_group). size is the ring's rank count.
+// nodes that hop is one GPU's path through its NIC, shared with the node's other ranks whose rings
+// leave through the same NIC (every cp ring of the plan, laid out by order and sizes, turns at
+// once). size is the ring's rank count.
+CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const std::string& order,
+                         const ParallelSizes& sizes, const HardwareEfficiency& e);
+// The same ring as if no other ring shared its NICs: no slower than the shared one, so a lower
+// bound on its time (the planner's StepBound, whose cache does not know the other rings).
 CommGroup make_ring_link(const Topology& topo, const std::vector<int>& ring, const HardwareEfficiency& e);
 
 // Seconds for one collective on `bytes` = S as nccl-tests defines it (see collectives.h).

@@ -197,7 +197,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const Topology& topo = *topology;
     const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
     const CommGroup tp_group = make_comm_group(topo, group_ranks(p, {Dim::tp}), eff);
-    const CommGroup cp_ring = make_ring_link(topo, group_ranks(p, {Dim::cp}), eff);
+    const CommGroup cp_ring = make_ring_link(topo, group_ranks(p, {Dim::cp}), p.placement, sizes, eff);
     const CommGroup shard_group = make_comm_group(topo, group_ranks(p, {Dim::cp, Dim::dp}), eff);
     const int shard = p.dp * p.cp;
 

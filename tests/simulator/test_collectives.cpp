@@ -100,3 +100,20 @@ TEST(Collectives, PipelineSendsOfAStageShareTheirNodesNics) {
         EXPECT_NEAR(make_stage_p2p_link(topo, 0, 2, "tp-cp-dp-pp", narrow, e).bandwidth_Bps, 300e9, 1e3);
     }
 }
+
+TEST(Collectives, ContextParallelRingsAcrossNodesShareTheirNics) {
+    // tp8 cp2 over two nodes of 8 GPUs and 2 NICs: every GPU's ring hop leaves its node at once,
+    // four GPUs through each NIC.
+    const ClusterSpec c = two_nodes_with_nics(2);
+    const Topology topo(c);
+    const HardwareEfficiency e = hardware_efficiency(c);
+    const ParallelSizes sizes{8, 2, 1, 1};
+    EXPECT_NEAR(make_ring_link(topo, {0, 8}, "tp-cp-dp-pp", sizes, e).bandwidth_Bps, 25e9 / 4, 1e3);
+    // The planner's bound takes the hop alone on its NIC.
+    EXPECT_NEAR(make_ring_link(topo, {0, 8}, e).bandwidth_Bps, 25e9, 1e3);
+    // cp2 tp4 dp2: ranks 0-3 and 4-7 are the two dp replicas' first cp halves; every rank still
+    // sends across (rank r to r + 8), so the sharing is the same.
+    EXPECT_NEAR(make_ring_link(topo, {0, 8}, "tp-dp-cp-pp", ParallelSizes{4, 2, 2, 1}, e).bandwidth_Bps, 25e9 / 4, 1e3);
+    // cp4 inside a node pairs (tp2, order tp-cp-dp-pp): ranks 0,2,4,6 form one ring, all on NVLink.
+    EXPECT_NEAR(make_ring_link(topo, {0, 2, 4, 6}, "tp-cp-dp-pp", ParallelSizes{2, 4, 2, 1}, e).bandwidth_Bps, 300e9, 1e3);
+}
