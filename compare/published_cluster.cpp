@@ -151,6 +151,13 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
         c.gpu.memory_bandwidth_GBps = hbm3e ? 4900 : 4000;
         c.gpu.host_bandwidth_GBps = 450;
     }
+    // The DGX-2H's V100s run at 450 W and higher clocks than the DGX-2's 350 W parts: 130 dense FP16
+    // TFLOP/s (NVIDIA ADLR, 'MegatronLM's Supercharged V1.0', 2020: 62.4 TFLOP/s is 48% of the
+    // DGX-2H V100's peak).
+    if (has(gpu_type, "dgx-2h") && has(gpu_type, "v100")) {
+        c.gpu.peak_tflops[Precision::fp16] = 130;
+        c.gpu.tdp_W = 450;
+    }
     const GpuFigures stated = parse_gpu_figures(gpu_type);
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;

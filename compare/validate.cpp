@@ -85,7 +85,7 @@ const std::vector<std::string>& validation_rules() {
         "mixed_precision_reduce = float32), 16-bit otherwise (fp16 Megatron, FSDP PURE, llm.c, and a row naming "
         "Megatron-Core's DistributedDataParallelConfig grad_reduce_in_fp32 false, as NeMo's fp8 recipes set it); a row "
         "naming grad_reduce_in_fp32 or accumulate_allreduce_grads_in_fp32 true reduces in fp32.",
-        "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, A100 PCIe -> pcie-a100, A100 40GB -> "
+        "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, a DGX-2H's 450 W V100 at its 130 FP16 TFLOP/s, A100 PCIe -> pcie-a100, A100 40GB -> "
         "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, GH200 -> dgx-h200 with the GH200's 96 GB (or 144 GB HBM3e) and NVLink-C2C to its CPU, H100 NVL and H200 NVL -> that preset with the NVL card's datasheet peaks, memory and PCIe between GPUs, B200 -> dgx-b200, GB200 -> gb200-nvl72, B300 -> dgx-b300, GB300 -> gb300-nvl72), with the row's gpus_per_node (for a GB200 or GB300 NVL72 rack, the GPUs a run takes of its NVLink domain) and the node network its "
         "interconnect states (NIC count and rate in bits per second, 400G and 100GbE and Tb/s included, a whole-node "
         "figure, the port rate of HDR/NDR/EDR InfiniBand or Omni-Path, or a rate alone as a port's; a stated "

@@ -361,7 +361,7 @@ std::string validation_markdown(const ValidationReport& r, const std::string& or
           "fits; the 16384-GPU rows then land within 4%, the 8192-GPU row 6% slow, where with 32 microbatches "
           "Megatron's interleaved schedule fits the memory model only with the first layer of each two-layer chunk "
           "recomputed (block recompute; the paper describes a pipeline schedule and memory savings of its own, not "
-          "modelled). The one V100 row (Megatron-LM v1.0's GPT-2 1.2B on one DGX-2H GPU, 2020) comes out 20% slow: "
+          "modelled). The one V100 row (Megatron-LM v1.0's GPT-2 1.2B on one DGX-2H GPU, 2020, at that 450 W part's 130 TFLOP/s) comes out 18% slow: "
           "at the GEMM model's time, the published 1288 ms leaves less for its eager attention (scores, mask, softmax "
           "and dropout as separate fp16/fp32 passes) and bandwidth-bound kernels than the memory-bandwidth "
           "efficiency fitted on A100 and H100 runs gives them. NeMo 25.02's fp8 table on DGX-B200 (six dense "

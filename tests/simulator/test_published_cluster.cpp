@@ -96,6 +96,13 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_DOUBLE_EQ(a800.gpu.peak_tflops.at(Precision::bf16), 312);
     EXPECT_DOUBLE_EQ(a800.gpu.memory_GiB, 80);
     EXPECT_DOUBLE_EQ(a800.intra_node.bandwidth_GBps, 200);
+    // A DGX-2H's V100 at 450 W: 130 FP16 TFLOP/s (NVIDIA ADLR's Megatron-LM v1.0 blog: 62.4 TFLOP/s is
+    // 48% of its peak); the DGX-2's V100 keeps the datasheet's 125.
+    const ClusterSpec dgx2h = published_cluster("V100-SXM3-32GB (DGX-2H)", "", 16, 1, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(dgx2h.gpu.peak_tflops.at(Precision::fp16), 130);
+    EXPECT_DOUBLE_EQ(dgx2h.gpu.tdp_W, 450);
+    const ClusterSpec dgx2 = published_cluster("V100-SXM3-32GB", "", 16, 1, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(dgx2.gpu.peak_tflops.at(Precision::fp16), 125);
     // H100 PCIe (H100 datasheet, PCIe column): 756 dense BF16 TFLOP/s, 2.0 TB/s, GPUs on PCIe.
     const ClusterSpec h100pcie = published_cluster("H100 PCIe 80GB", "", 8, 16, "runs.json", "row 'x'");
     EXPECT_DOUBLE_EQ(h100pcie.gpu.peak_tflops.at(Precision::bf16), 756);
