@@ -120,6 +120,9 @@ const std::vector<std::string>& validation_rules() {
         "torch.compile: fp32 PyTorch ops); "
         "llm-foundry's trainer (Composer) also evaluates its two logged training metrics, LanguageCrossEntropy and "
         "LanguagePerplexity, each an eager cross entropy over the logits, after every microbatch's backward. "
+        "torchtitan's FSDP (FSDP2's fully_shard) copies each block's gathered weights out of the all-gather "
+        "buffer into its parameters on the compute stream before the block runs; FSDP1 (llm-foundry), DeepSpeed "
+        "and Megatron-FSDP gather into the parameters' own storage. "
         "GPT-family models (R1) have biases on every linear.",
         "R13 gradient accumulation: the wgrad GEMM adds into the accumulator in place for Megatron-LM sources "
         "dated from 2022-02-13 (commit 83b1e42f30 added --gradient-accumulation-fusion, on by default) unless "

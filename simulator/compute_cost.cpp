@@ -49,6 +49,10 @@ constexpr double kAttentionHeadDimHalf = 16.0;
 // little slow; no published forward + backward curve of cuDNN to fit its own.
 constexpr double kFlash2BlockOverhead = 1.5;
 constexpr double kFlash1BlockOverhead = 0.6;
+// Share of the memory bandwidth a large device-to-device copy reaches, measured by calibrate's
+// streaming copy/add: 2957 GB/s of an H100 SXM's 3350 (reports/gpu/calibrate.txt) and 4182 of an
+// H200's 4800 (reports/gpu/h200/calibrate.txt), 0.88 and 0.87.
+constexpr double kDeviceCopyEfficiency = 0.87;
 }  // namespace
 
 double AttentionShape::forward_flops() const {
@@ -183,6 +187,13 @@ double ComputeModel::attention_backward_time(const AttentionShape& a) const {
     const double rate = other_peak_ * attention_efficiency(a, false);
     const double bytes = 2.0 * a.batch_heads * a.head_dim * (4.0 * a.seq_q + 4.0 * a.seq_kv);
     return std::max(flops / rate, bytes / memory_Bps_) + 2.0 * eff_.kernel_launch_s;
+}
+
+double ComputeModel::copy_time(double bytes) const {
+    if (bytes <= 0) return 0;
+    for (const auto& [name, efficiency] : eff_.streaming_table)
+        if (name == "device_copy") return memory_time(bytes, 1.0, name);
+    return bytes / (device_memory_Bps_ * kDeviceCopyEfficiency) + eff_.kernel_launch_s;
 }
 
 double ComputeModel::memory_time(double bytes, double kernels, std::string_view kernel) const {

@@ -75,6 +75,10 @@ public:
     // names it for the profile's streaming table ("layernorm_forward", "adamw", ...), which,
     // where it has the name, sets its bandwidth in place of memory_bandwidth_efficiency.
     double memory_time(double bytes, double kernels = 1, std::string_view kernel = {}) const;
+    // One plain device copy of `bytes` (read and write counted): a lone streaming kernel reaches
+    // more of the memory's bandwidth than a training step's mix of them (kDeviceCopyEfficiency).
+    // The profile's streaming table sets it by the name "device_copy".
+    double copy_time(double bytes) const;
 
     double gemm_peak_flops() const { return gemm_peak_; }      // FLOP/s (fp8 GEMMs at the fp8 peak)
     double other_peak_flops() const { return other_peak_; }    // FLOP/s of the 16-bit tensor cores

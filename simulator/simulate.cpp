@@ -201,8 +201,24 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const CommGroup shard_group = make_comm_group(topo, group_ranks(p, {Dim::cp, Dim::dp}), eff);
     const int shard = p.dp * p.cp;
 
+    const double E = element_bytes(p.precision);
+    const double grad_bytes = o.grad_reduce_in_fp32 ? 4.0 : E;
+    const double gather_bytes = p.precision == Precision::fp8 && o.fp8_weight_gather ? 1.0 : E;  // per weight
+    const bool layerwise_zero2 = p.zero_stage == 2 && o.zero2_layerwise_gather && shard > 1;
+    const CommGroup* layerwise = (p.zero_stage >= 3 && shard > 1) || layerwise_zero2 ? &shard_group : nullptr;
+
     const OverlapOptions overlap = overlap_options(m, o);
-    const BlockModels blocks = block_models(m, p, gpu, tp_group, cp_ring, overlap);
+    BlockModels blocks = block_models(m, p, gpu, tp_group, cp_ring, overlap);
+    if (o.fsdp_copy_out && layerwise)
+        for (BlockCost* b : {&blocks.layer, &blocks.embedding, &blocks.head}) {
+            // FSDP2's copy-out after each gather: read the gathered buffer, write the parameters.
+            const double copy = gpu.copy_time(2.0 * b->parameters * gather_bytes);
+            for (PassCost* pass : {&b->forward, &b->backward}) {
+                if (pass == &b->backward && layerwise_zero2) break;  // ZeRO-2 keeps the forward's gather
+                pass->compute_s += copy;
+                pass->memory_bound_s += copy;
+            }
+        }
     BlockCost kept_layer = blocks.layer;  // a layer block recompute leaves out
     kept_layer.recompute = PassCost{};
 
@@ -210,11 +226,6 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     const int stages = p.pp * v;
     const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
-    const double E = element_bytes(p.precision);
-    const double grad_bytes = o.grad_reduce_in_fp32 ? 4.0 : E;
-    const double gather_bytes = p.precision == Precision::fp8 && o.fp8_weight_gather ? 1.0 : E;  // per weight
-    const bool layerwise_zero2 = p.zero_stage == 2 && o.zero2_layerwise_gather && shard > 1;
-    const CommGroup* layerwise = (p.zero_stage >= 3 && shard > 1) || layerwise_zero2 ? &shard_group : nullptr;
 
     PipelineInput in;
     in.schedule = p.schedule;

@@ -55,6 +55,12 @@ struct SimulateOptions {
     // torchtitan by 6-16%) and match the serialized one; the cost the serialized order stands in
     // for is not identified (reports/validation.md).
     bool backward_prefetch = false;
+    // ZeRO-3/FSDP as FSDP2 runs it (fully_shard: torchtitan): after each block's all-gather the
+    // compute stream copies the gathered weights out of the all-gather buffer into the block's
+    // parameters (foreach_all_gather_copy_out: one read and one write of the block's unsharded
+    // weights) before the block runs. Off: the gathered buffer is the parameters' storage (FSDP1's
+    // flat parameter, DeepSpeed ZeRO-3, Megatron-FSDP).
+    bool fsdp_copy_out = false;
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
     bool fused_attention = true;

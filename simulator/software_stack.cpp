@@ -100,7 +100,8 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .zeroes_grad_buffer = false,
                                 .fp8_saves_gemm_inputs = false,
                                 .all_forwards_first_at_m_equal_pp = false,
-                                .torch_context_parallel = true};
+                                .torch_context_parallel = true,
+                                .fsdp_copies_out = true};
 
 // llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
@@ -130,6 +131,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
     o.all_forwards_first_at_m_equal_pp = s.all_forwards_first_at_m_equal_pp;
     o.torch_context_parallel = s.torch_context_parallel;
+    o.fsdp_copy_out = s.fsdp_copies_out;
     return o;
 }
 
