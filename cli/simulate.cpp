@@ -32,7 +32,7 @@ struct SimulateArgs {
     int metric_cross_entropies = 0;
     bool reduce_after_pipeline_flush = false;
     bool backward_prefetch = false;
-    bool fsdp_copy_out = false;
+    bool fsdp2_buffer_copies = false;
     bool fp8_weight_gather = false;
     int cpu_offload_layers = 0;
     bool eager_rmsnorm = false;
@@ -98,7 +98,7 @@ void run_simulate(const SimulateArgs& a) {
     o.metric_cross_entropies = a.metric_cross_entropies;
     o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
     o.backward_prefetch = a.backward_prefetch;
-    o.fsdp_copy_out = a.fsdp_copy_out;
+    o.fsdp2_buffer_copies = a.fsdp2_buffer_copies;
     o.fp8_weight_gather = a.fp8_weight_gather;
     o.cpu_offload_layers = a.cpu_offload_layers;
     o.eager_rmsnorm = a.eager_rmsnorm;
@@ -168,9 +168,10 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--backward-prefetch", args->backward_prefetch,
                   "ZeRO-3/FSDP: each block's weight gather is issued before the previous block's gradient "
                   "reduce-scatter, beside its backward (FSDP2, BACKWARD_PRE), instead of queued behind it");
-    cmd->add_flag("--fsdp-copy-out", args->fsdp_copy_out,
-                  "ZeRO-3/FSDP as FSDP2 (torchtitan): each block's gathered weights are copied out of the "
-                  "all-gather buffer into its parameters on the compute stream before it runs");
+    cmd->add_flag("--fsdp2-buffer-copies", args->fsdp2_buffer_copies,
+                  "ZeRO-3/FSDP as FSDP2 (torchtitan): on the compute stream, each block's gathered weights are "
+                  "copied out of the all-gather buffer before it runs, and its gradients into the reduce-scatter "
+                  "buffer in the reduce precision after its backward");
     cmd->add_flag("--fp8-weight-gather", args->fp8_weight_gather,
                   "fp8: sharded weights are gathered in fp8, half the bytes of bf16 (torchao's "
                   "enable_fsdp_float8_all_gather, Megatron's --fp8-param-gather)");

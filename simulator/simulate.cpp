@@ -209,15 +209,18 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
 
     const OverlapOptions overlap = overlap_options(m, o);
     BlockModels blocks = block_models(m, p, gpu, tp_group, cp_ring, overlap);
-    if (o.fsdp_copy_out && layerwise)
+    if (o.fsdp2_buffer_copies && layerwise)
         for (BlockCost* b : {&blocks.layer, &blocks.embedding, &blocks.head}) {
-            // FSDP2's copy-out after each gather: read the gathered buffer, write the parameters.
-            const double copy = gpu.copy_time(2.0 * b->parameters * gather_bytes);
-            for (PassCost* pass : {&b->forward, &b->backward}) {
-                if (pass == &b->backward && layerwise_zero2) break;  // ZeRO-2 keeps the forward's gather
-                pass->compute_s += copy;
-                pass->memory_bound_s += copy;
-            }
+            // FSDP2 on the compute stream: the copy-out after each gather (read the gathered buffer,
+            // write the parameters), the copy-in before each reduce-scatter (read the gradients,
+            // write them in the reduce precision).
+            const double copy_out = gpu.copy_time(2.0 * b->parameters * gather_bytes);
+            const double copy_in = gpu.copy_time(b->parameters * (E + grad_bytes));
+            const double backward = copy_in + (layerwise_zero2 ? 0.0 : copy_out);  // ZeRO-2 keeps the forward's gather
+            b->forward.compute_s += copy_out;
+            b->forward.memory_bound_s += copy_out;
+            b->backward.compute_s += backward;
+            b->backward.memory_bound_s += backward;
         }
     BlockCost kept_layer = blocks.layer;  // a layer block recompute leaves out
     kept_layer.recompute = PassCost{};

@@ -55,12 +55,15 @@ struct SimulateOptions {
     // torchtitan by 6-16%) and match the serialized one; the cost the serialized order stands in
     // for is not identified (reports/validation.md).
     bool backward_prefetch = false;
-    // ZeRO-3/FSDP as FSDP2 runs it (fully_shard: torchtitan): after each block's all-gather the
-    // compute stream copies the gathered weights out of the all-gather buffer into the block's
-    // parameters (foreach_all_gather_copy_out: one read and one write of the block's unsharded
-    // weights) before the block runs. Off: the gathered buffer is the parameters' storage (FSDP1's
-    // flat parameter, DeepSpeed ZeRO-3, Megatron-FSDP).
-    bool fsdp_copy_out = false;
+    // ZeRO-3/FSDP as FSDP2 runs it (fully_shard: torchtitan), whose collectives work on buffers of
+    // their own that the compute stream fills and empties: after each block's all-gather it copies
+    // the gathered weights out into the block's parameters before the block runs
+    // (foreach_all_gather_copy_out: one read and one write of the unsharded weights), and after the
+    // block's backward it copies the gradients into the reduce-scatter's input in the reduce
+    // precision (foreach_reduce_scatter_copy_in: a read of the 16-bit gradients and a write of the
+    // reduced ones). Off: the collectives work in the parameters' and gradients' own storage
+    // (FSDP1's flat parameter, DeepSpeed ZeRO-3, Megatron-FSDP).
+    bool fsdp2_buffer_copies = false;
     // Attention as one fused flash-style kernel; false: Megatron-LM's pre-2022 unfused attention
     // (batched GEMMs around a softmax and dropout that store the s x s scores).
     bool fused_attention = true;

@@ -101,7 +101,7 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .fp8_saves_gemm_inputs = false,
                                 .all_forwards_first_at_m_equal_pp = false,
                                 .torch_context_parallel = true,
-                                .fsdp_copies_out = true};
+                                .fsdp2_buffer_copies = true};
 
 // llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
@@ -131,7 +131,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
     o.all_forwards_first_at_m_equal_pp = s.all_forwards_first_at_m_equal_pp;
     o.torch_context_parallel = s.torch_context_parallel;
-    o.fsdp_copy_out = s.fsdp_copies_out;
+    o.fsdp2_buffer_copies = s.fsdp2_buffer_copies;
     return o;
 }
 

@@ -32,7 +32,7 @@ struct SoftwareStack {
     bool fp8_saves_gemm_inputs = true;        // fp8: Transformer Engine's fp8 GEMM inputs kept for the backward
     bool all_forwards_first_at_m_equal_pp = true;  // interleaved, m = pp: Megatron's all-forwards-first order
     bool torch_context_parallel = false;      // CP through PyTorch's context_parallel, not Transformer Engine
-    bool fsdp_copies_out = false;             // ZeRO-3 as FSDP2: gathered weights copied out on the compute stream
+    bool fsdp2_buffer_copies = false;         // ZeRO-3 as FSDP2: weights copied out of, gradients into, its buffers
     // What its configuration can express: bounds the planner's search for an export to it and the
     // knobs `validate` fills for a published run of it (compare/validate.cpp, R15).
     int max_zero_stage = 3;                   // highest ZeRO stage it shards to

@@ -392,32 +392,35 @@ TEST(Simulate, ZeroThreeTraceDrawsEachGatherAndReduceScatter) {
     EXPECT_LE(stream.back()->start_s + stream.back()->duration_s, r.step_time_s * (1 + 1e-12));
 }
 
-TEST(Simulate, Fsdp2CopiesEachGatheredBlockOutOnTheComputeStream) {
+TEST(Simulate, Fsdp2CopiesWeightsOutOfAndGradientsIntoItsBuffersOnTheComputeStream) {
     const ModelSpec m = load_model("tiny-gpt");
     const ClusterSpec c = test::free_communication_cluster(2);
     Plan p = three_microbatches(m, 2);
     p.zero_stage = 3;
     SimulateOptions o;
+    o.grad_reduce_in_fp32 = true;
     const double flat = simulate(m, c, p, o).step_time_s;
-    o.fsdp_copy_out = true;
-    // Per microbatch every block is gathered in the forward and again in the backward, and each
-    // gather's 2-byte weights are read from the buffer and written to the parameters at 0.87 of
-    // the 2000 GB/s memory (a lone copy's share; no launch cost on this cluster). With one stage
-    // and free communication the copies add to the step one after another.
+    o.fsdp2_buffer_copies = true;
+    // Per microbatch every block is gathered in the forward and again in the backward; each gather's
+    // 2-byte weights are read from the buffer and written to the parameters (4 bytes a weight), and
+    // each backward's 2-byte gradients are read and written in fp32 into the reduce-scatter's buffer
+    // (6 bytes), all at 0.87 of the 2000 GB/s memory (a lone copy's share; no launch cost on this
+    // cluster). With one stage and free communication they add to the step one after another.
     const double weights = m.num_layers * layer_parameters_per_tp_rank(m, 1) + 2.0 * m.vocab_size * m.hidden_size;
-    const double copies = 3 * 2 * (2.0 * 2.0 * weights) / (2000e9 * 0.87);
-    EXPECT_NEAR(simulate(m, c, p, o).step_time_s - flat, copies, 1e-6 * copies);
-    // FSDP2's ZeRO-2 (reshard_after_forward=False) gathers, and copies, only in the forward.
+    const double Bps = 2000e9 * 0.87;
+    const double copy_out = weights * 4.0 / Bps, copy_in = weights * 6.0 / Bps;
+    EXPECT_NEAR(simulate(m, c, p, o).step_time_s - flat, 3 * (2 * copy_out + copy_in), 1e-6 * copy_in);
+    // FSDP2's ZeRO-2 (reshard_after_forward=False) gathers, and copies out, only in the forward.
     p.zero_stage = 2;
     o.zero2_layerwise_gather = true;
     const double zero2 = simulate(m, c, p, o).step_time_s;
-    o.fsdp_copy_out = false;
-    EXPECT_NEAR(zero2 - simulate(m, c, p, o).step_time_s, copies / 2, 1e-6 * copies);
+    o.fsdp2_buffer_copies = false;
+    EXPECT_NEAR(zero2 - simulate(m, c, p, o).step_time_s, 3 * (copy_out + copy_in), 1e-6 * copy_in);
     // Without sharding there is nothing to copy.
     p.zero_stage = 1;
-    o.fsdp_copy_out = true;
+    o.fsdp2_buffer_copies = true;
     const double unsharded = simulate(m, c, p, o).step_time_s;
-    o.fsdp_copy_out = false;
+    o.fsdp2_buffer_copies = false;
     EXPECT_DOUBLE_EQ(simulate(m, c, p, o).step_time_s, unsharded);
 }
 
