@@ -25,9 +25,16 @@ std::string quote(const std::string& s) {
 }
 
 CliRun run_tessel(const std::vector<std::string>& args, const std::string& dir) {
-    std::string cmd = "timeout 120 " + quote(TESSEL_BINARY);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(dir + "/.stdout") + " 2>" + quote(dir + "/.stderr");
+    std::string cmd = "timeout 120 ";
+    cmd += quote(TESSEL_BINARY);
+    for (const auto& a : args) {
+        cmd += ' ';
+        cmd += quote(a);
+    }
+    cmd += " >";
+    cmd += quote(dir + "/.stdout");
+    cmd += " 2>";
+    cmd += quote(dir + "/.stderr");
     const int status = std::system(cmd.c_str());
     CliRun r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

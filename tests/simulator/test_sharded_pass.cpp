@@ -104,7 +104,9 @@ TEST(ShardedPass, SpansLayTheStreamOutAsIssued) {
             EXPECT_NEAR(s[i].offset_s, want[i].second, 1e-12);
             EXPECT_NEAR(s[i].duration_s, s[i].name[0] == 'a' ? G : R, 1e-12);
             // One stream: no span starts before the previous one ends.
-            if (i > 0) EXPECT_GE(s[i].offset_s + 1e-15, s[i - 1].offset_s + s[i - 1].duration_s);
+            if (i > 0) {
+                EXPECT_GE(s[i].offset_s + 1e-15, s[i - 1].offset_s + s[i - 1].duration_s);
+            }
         }
     };
     // Serialized backward, blocks run last first: G(layer 1) [0, 1], compute [1, 11],
