@@ -255,6 +255,18 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks
     // (sequence parallelism, or Megatron's scatter/gather of the replicated tensor).
     const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
+    // One boundary send from each pipeline rank to the next (the last to the first for the
+    // interleaved schedule's wrap), the same for every chunk the rank holds.
+    std::vector<double> send_s(p.pp, 0.0);
+    if (stages > 1)
+        for (int rank = 0; rank < p.pp; ++rank) {
+            RankCoords a, b;
+            a.pp = rank;
+            b.pp = (rank + 1) % p.pp;
+            const CommGroup link = make_stage_p2p_link(topo, rank_of(a, p.placement, sizes), rank_of(b, p.placement, sizes),
+                                                       p.placement, sizes, eff);
+            send_s[rank] = collective_time(Collective::send_recv, boundary_bytes, link);
+        }
     std::vector<KernelKindTimes> rank_kernels(p.pp);  // one microbatch through each rank's stages
     for (int s = 0; s < stages; ++s) {
         const auto list = stage_blocks(blocks, kept_layer, layers_in_recompute_mode(p, layers[s]), s, stages, layers[s]);
@@ -286,17 +298,9 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
             in.backward[s].compute += accumulate;
             kernels.memory_bound += accumulate;
         }
-        const int rank = s % p.pp;
-        const int to = (s + 1) % p.pp;
         if (s + 1 < stages) {
-            RankCoords a, b;
-            a.pp = rank;
-            b.pp = to;
-            const CommGroup link = make_stage_p2p_link(topo, rank_of(a, p.placement, sizes), rank_of(b, p.placement, sizes),
-                                                       p.placement, sizes, eff);
-            const double t = collective_time(Collective::send_recv, boundary_bytes, link);
-            in.send_forward_s[s] = t;
-            in.send_backward_s[s + 1] = t;
+            in.send_forward_s[s] = send_s[s % p.pp];
+            in.send_backward_s[s + 1] = send_s[s % p.pp];
         }
         if (!in.buckets_s.empty()) {
             const int nb = std::max(1, int(std::ceil(gradient_params / o.grad_bucket_parameters)));

@@ -19,14 +19,15 @@ inline ClusterSpec free_communication_cluster(int gpus_per_node = 8, int nodes =
     return parse_cluster(j, "test cluster");
 }
 
-// A DGX-A100-like node with round numbers and NCCL reaching the full link bandwidth.
-inline ClusterSpec simple_node(double intra_GBps, double latency_us) {
+// Two DGX-A100-like nodes with round numbers and NCCL reaching the full link bandwidth: `nics`
+// NICs of 25 GB/s per node of 8 GPUs (rail wiring: GPU i uses NIC i * nics / 8).
+inline ClusterSpec simple_node(double intra_GBps, double latency_us, int nics = 8) {
     json j = {{"name", "simple"},
               {"num_nodes", 2},
               {"gpus_per_node", 8},
               {"gpu", {{"name", "test-gpu"}, {"memory_GiB", 80}, {"memory_bandwidth_GBps", 2000}, {"peak_tflops", {{"bf16", 312}}}}},
               {"intra_node", {{"kind", "nvlink"}, {"bandwidth_GBps", intra_GBps}, {"latency_us", latency_us}}},
-              {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", 8}, {"nic_bandwidth_GBps", 25}, {"latency_us", 5}}},
+              {"inter_node", {{"kind", "infiniband"}, {"nics_per_node", nics}, {"nic_bandwidth_GBps", 25}, {"latency_us", 5}}},
               {"profile",
                {{"collective",
                  {{"intra_node_bandwidth_efficiency", 1.0}, {"inter_node_bandwidth_efficiency", 1.0}, {"latency_us", 0}}}}}};
