@@ -74,6 +74,15 @@ struct PassBuilder {
 
 double element_bytes(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 
+// One fused attention kernel over the rank's whole sequence (no context parallelism).
+PassCost fused_attention(double seconds, double flops) {
+    PassCost c;
+    c.compute_s = seconds;
+    c.attention_s = seconds;
+    c.flops = flops;
+    return c;
+}
+
 }  // namespace
 
 BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& gpu, const CommGroup& tp,
@@ -169,14 +178,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, qkv_f);
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
     if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
-    PassCost attention_fwd;
-    if (p.cp > 1) {
-        attention_fwd = ring.forward;
-    } else {
-        attention_fwd.compute_s = attn_f;
-        attention_fwd.attention_s = attn_f;
-        attention_fwd.flops = attn.forward_flops();
-    }
+    const PassCost attention_fwd = p.cp > 1 ? ring.forward : fused_attention(attn_f, attn.forward_flops());
     fwd += attention_fwd;
     const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
@@ -203,15 +205,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);                    // norm 2 backward
     const double proj_b = b.linear_backward(bwd, T, q, h);
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
-    PassCost attention_bwd;
-    if (p.cp > 1) {
-        attention_bwd = ring.backward;
-    } else {
-        attention_bwd.compute_s = attn_b;
-        attention_bwd.attention_s = attn_b;
-        attention_bwd.flops = attn.backward_flops();
-    }
-    bwd += attention_bwd;
+    bwd += p.cp > 1 ? ring.backward : fused_attention(attn_b, attn.backward_flops());
     if (rope) b.memory(bwd, rope_bytes, eager ? 6 : 1);
     if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
     const double qkv_b = b.linear_backward(bwd, T, h, q + 2 * kv);
