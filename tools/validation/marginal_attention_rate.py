@@ -67,6 +67,12 @@ def predictions(paths):
     return found
 
 
+def parameters_of(model):
+    """MPT-125m -> 125e6, MPT-30b -> 30e9: sorts the series by model size."""
+    size = model.split("-")[1]
+    return float(size[:-1]) * (1e9 if size.endswith("b") else 1e6)
+
+
 def rate(added_flops, t1, t2):
     added_seconds = 1.0 / t2 - 1.0 / t1
     return added_flops / added_seconds / 1e12 if added_seconds > 0 else None
@@ -87,7 +93,7 @@ def main():
     by_gpu = collections.defaultdict(list)
     simulated_by_gpu = collections.defaultdict(list)
     table = []
-    for key in sorted(series, key=lambda k: (k[2], k[3], float(k[0][4:-1]) * (1e3 if k[0].endswith("b") else 1), k[1])):
+    for key in sorted(series, key=lambda k: (k[2], k[3], parameters_of(k[0]), k[1])):
         model, gpus, gpu, precision, recompute = key
         found = list(steps(series[key], recompute))
         for _, _, published, simulated in found:
