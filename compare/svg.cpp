@@ -54,15 +54,25 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
 }
 
 namespace {
-std::string title_element(std::string_view title) {
-    return title.empty() ? std::string() : "<title>" + escape_xml(title) + "</title>";
+// Ends an element opened without its '>': self-closing, or holding a <title> (the tooltip).
+// Built by appends: GCC 12 reads `"literal" + std::string` as an overlapping memcpy (-Wrestrict).
+void close_element(Svg& s, std::string_view tag, std::string_view title) {
+    if (title.empty()) {
+        s.body += "/>";
+        return;
+    }
+    s.body += "><title>";
+    s.body += escape_xml(title);
+    s.body += "</title></";
+    s.body += tag;
+    s.body += '>';
 }
 }  // namespace
 
 void svg_rect(Svg& s, double x, double y, double w, double h, std::string_view cls, std::string_view title) {
     s.body += fmt::format(R"(<rect class="{}" x="{}" y="{}" width="{}" height="{}")", escape_xml(cls), svg_number(x),
                           svg_number(y), svg_number(std::max(w, 0.0)), svg_number(std::max(h, 0.0)));
-    s.body += title.empty() ? "/>" : ">" + title_element(title) + "</rect>";
+    close_element(s, "rect", title);
     s.body += '\n';
     ++s.rects;
 }
@@ -76,13 +86,15 @@ void svg_line(Svg& s, double x1, double y1, double x2, double y2, std::string_vi
 void svg_text(Svg& s, double x, double y, std::string_view text, std::string_view cls, std::string_view anchor) {
     s.body += fmt::format(R"(<text x="{}" y="{}" text-anchor="{}")", svg_number(x), svg_number(y), escape_xml(anchor));
     if (!cls.empty()) s.body += fmt::format(R"( class="{}")", escape_xml(cls));
-    s.body += ">" + escape_xml(text) + "</text>\n";
+    s.body += '>';
+    s.body += escape_xml(text);
+    s.body += "</text>\n";
 }
 
 void svg_circle(Svg& s, double cx, double cy, double r, std::string_view cls, std::string_view title) {
     s.body += fmt::format(R"(<circle class="{}" cx="{}" cy="{}" r="{}")", escape_xml(cls), svg_number(cx),
                           svg_number(cy), svg_number(r));
-    s.body += title.empty() ? "/>" : ">" + title_element(title) + "</circle>";
+    close_element(s, "circle", title);
     s.body += '\n';
 }
 

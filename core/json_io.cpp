@@ -84,9 +84,12 @@ std::string key_path_at(const std::string& text, std::size_t at) {
     for (const Level& l : stack) {
         if (l.object) {
             if (l.key.empty()) break;
-            path += (path.empty() ? "" : ".") + l.key;
+            if (!path.empty()) path += '.';
+            path += l.key;
         } else {
-            path += "[" + std::to_string(l.index) + "]";
+            path += '[';
+            path += std::to_string(l.index);
+            path += ']';
         }
     }
     return path;

@@ -48,7 +48,9 @@ Topology::Topology(const ClusterSpec& c)
     const int per_node = gpn + 1 + 2 * nics;
     vertices_per_node_ = per_node;
     const int fabric = materialized_nodes_ * per_node;
-    g = Graph::G(fabric + 1);
+    // Vertices added in place: assigning a sized graph copies it (Boost has no move assignment),
+    // which trips GCC 12's -Wmaybe-uninitialized inside Boost.
+    for (int v = 0; v <= fabric; ++v) boost::add_vertex(g);
     const double pcie = std::min(kPcieGpuNicGBps, nic_bw * 4);
     for (int n = 0; n < materialized_nodes_; ++n) {
         const int base = n * per_node, sw = base + gpn;

@@ -35,10 +35,25 @@ void write_text(const std::string& path, const std::string& text) {
 
 TesselRun run_tessel(const std::vector<std::string>& args, int timeout_s) {
     static int counter = 0;
-    const std::string dir = temp_dir("capture_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::string cmd = "timeout " + std::to_string(timeout_s) + " " + quote(TESSEL_BINARY);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " > " + dir + "/out 2> " + dir + "/err < /dev/null";
+    std::string name = "capture_";
+    name += std::to_string(::getpid());
+    name += '_';
+    name += std::to_string(counter++);
+    const std::string dir = temp_dir(name);
+    // Built by appends: GCC 12 reads `"literal" + std::string` as an overlapping memcpy (-Wrestrict).
+    std::string cmd = "timeout ";
+    cmd += std::to_string(timeout_s);
+    cmd += ' ';
+    cmd += quote(TESSEL_BINARY);
+    for (const auto& a : args) {
+        cmd += ' ';
+        cmd += quote(a);
+    }
+    cmd += " > ";
+    cmd += dir;
+    cmd += "/out 2> ";
+    cmd += dir;
+    cmd += "/err < /dev/null";
     int status = std::system(cmd.c_str());
     TesselRun r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
