@@ -68,7 +68,6 @@ Topology::Topology(const ClusterSpec& c)
             boost::add_edge(fabric, sw + 2 + 2 * k, wire, g);
         }
     }
-    nic_share_GBps_ = nics * nic_bw / c.inter_node.oversubscription / gpn;
     nics_per_node_ = nics;
     nic_wire_GBps_ = nic_bw / c.inter_node.oversubscription;
 }
@@ -179,7 +178,7 @@ GroupLink Topology::compute_group(const std::vector<int>& ranks) const {
     // share of the node's NICs when all GPUs communicate at once (symmetric plans do).
     const int a = sorted[run_starts[0]], b = sorted[run_starts[1]];
     LinkInfo cross = path(a, b);
-    const double cross_bw = std::min(cross.bandwidth_GBps * min_members, nic_share_GBps_ * min_members);
+    const double cross_bw = std::min(cross.bandwidth_GBps * min_members, nic_share_GBps() * min_members);
     out.bandwidth_GBps = std::min(intra_bw, cross_bw);
     out.latency_us = std::max(intra_lat, cross.latency_us);
     return out;

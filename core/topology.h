@@ -60,7 +60,8 @@ private:
     std::unique_ptr<Graph> graph_;
     int num_nodes_, gpus_per_node_, materialized_nodes_, vertices_per_node_ = 0, nics_per_node_ = 1;
     double nic_wire_GBps_ = 0;
-    double nic_share_GBps_;  // NIC bandwidth per GPU when every GPU of a node sends at once
+    // NIC bandwidth per GPU when every GPU of a node sends at once.
+    double nic_share_GBps() const { return nics_per_node_ * nic_wire_GBps_ / gpus_per_node_; }
     mutable std::mutex mutex_;
     mutable std::map<std::tuple<int, int, bool>, LinkInfo> path_cache_;
     // The last groups asked for, by member count, first and last member and a hash of the members

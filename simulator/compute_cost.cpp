@@ -191,18 +191,20 @@ double ComputeModel::attention_backward_time(const AttentionShape& a) const {
 
 double ComputeModel::copy_time(double bytes) const {
     if (bytes <= 0) return 0;
-    for (const auto& [name, efficiency] : eff_.streaming_table)
-        if (name == "device_copy") return memory_time(bytes, 1.0, name);
-    return bytes / (device_memory_Bps_ * kDeviceCopyEfficiency) + eff_.kernel_launch_s;
+    return bytes / streaming_Bps("device_copy", device_memory_Bps_ * kDeviceCopyEfficiency) + eff_.kernel_launch_s;
 }
 
 double ComputeModel::memory_time(double bytes, double kernels, std::string_view kernel) const {
     if (bytes <= 0 && kernels <= 0) return 0;
-    double Bps = memory_Bps_;
+    return bytes / streaming_Bps(kernel, memory_Bps_) + kernels * eff_.kernel_launch_s;
+}
+
+double ComputeModel::streaming_Bps(std::string_view kernel, double otherwise_Bps) const {
+    double Bps = otherwise_Bps;
     if (!kernel.empty())
         for (const auto& [name, efficiency] : eff_.streaming_table)
             if (name == kernel) Bps = device_memory_Bps_ * efficiency;
-    return bytes / Bps + kernels * eff_.kernel_launch_s;
+    return Bps;
 }
 
 }  // namespace tessel

@@ -85,6 +85,8 @@ public:
     const HardwareEfficiency& efficiency() const { return eff_; }
 
 private:
+    // The bandwidth the profile's streaming table measured for `kernel`, else `otherwise_Bps`.
+    double streaming_Bps(std::string_view kernel, double otherwise_Bps) const;
     HardwareEfficiency eff_;
     double gemm_peak_, other_peak_, memory_Bps_, element_bytes_;
     double device_memory_Bps_;  // the memory's bandwidth before any efficiency
