@@ -33,6 +33,7 @@ struct PlanArgs {
     std::optional<std::string> tokens;
     bool chinchilla = false;
     std::optional<double> days, gpu_hours;
+    std::optional<std::string> precision;
     std::string objective = "time";
     double memory_headroom = 0.10;
     int top = 5;
@@ -127,9 +128,16 @@ void run_plan(const PlanArgs& a) {
     ClusterSpec c = resolve_cluster(a.cluster.empty() ? kDefaultCluster : a.cluster,
                                     a.gpus ? a.gpus : (a.cluster.empty() ? std::optional<long long>(kDefaultGpus) : std::nullopt),
                                     a.gpus_per_node);
-    // The exported framework's stack, in the precision every plan here takes (complete_request).
-    o.simulate = simulate_options_for(framework, default_precision(c.gpu));
+    // Every plan takes one precision, --precision or the GPU's default; the exported framework's
+    // stack is simulated in it.
+    const Precision precision = a.precision ? parse_precision(*a.precision) : default_precision(c.gpu);
+    check_precision_peak(c, precision, a.cluster.empty() ? std::string(kDefaultCluster) : a.cluster);
+    o.simulate = simulate_options_for(framework, precision);
     Printer pr{a.emit ? stderr : stdout};
+    if (precision == Precision::fp8 && c.gpu.peak_tflops.find(Precision::fp8) == c.gpu.peak_tflops.end())
+        pr.line("note: {} has no fp8 tensor cores (no gpu.peak_tflops.fp8): fp8 GEMMs are planned at its bf16 peak, "
+                "with the casts on top",
+                c.gpu.name);
 
     ModelSpec m;
     SearchResult result;
@@ -142,7 +150,7 @@ void run_plan(const PlanArgs& a) {
         pr.line("Sizing a compute-optimal model for {} on {} GPUs of {} ({} node{} x {} {}):",
                 a.days ? fmt::format("{} days", *a.days) : fmt::format("{} GPU-hours", *a.gpu_hours), c.num_gpus(),
                 c.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node, c.gpu.name);
-        BudgetPlan bp = plan_for_budget(c, b, a.global_batch.value_or(0), a.seq.value_or(0), o);
+        BudgetPlan bp = plan_for_budget(c, b, a.global_batch.value_or(0), a.seq.value_or(0), o, precision);
         if (o.progress) fmt::print(stderr, "\r{:80}\r", "");
         for (const auto& r : bp.rounds) pr.line("  {}", r);
         m = bp.model;
@@ -163,7 +171,7 @@ void run_plan(const PlanArgs& a) {
     } else {
         const bool default_model = a.model.empty();
         m = load_model(default_model ? kDefaultModel : a.model);
-        const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0));
+        const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0), precision);
         pr.line("Planning {}{} on {} GPUs of {}{} ({} node{} x {} {}, {:.4g} GiB each)", m.name,
                 default_model ? " (built-in default model)" : "", c.num_gpus(), c.name,
                 default_cluster ? " (built-in default cluster)" : "", c.num_nodes, c.num_nodes == 1 ? "" : "s",
@@ -233,7 +241,8 @@ void add_plan(CLI::App& app) {
         "  tessel plan --model gpt3-175b --cluster dgx-a100 --gpus 384 --global-batch 1536 --top 5 --json plans.json\n"
         "  tessel plan --model llama3-70b --cluster dgx-h100 --gpus 256 --chinchilla --emit megatron > launch.sh\n"
         "  tessel plan --cluster dgx-h100 --gpus 1024 --days 30\n"
-        "  tessel plan --cluster gb200-nvl72 --gpus-per-node 64 --gpus 128",
+        "  tessel plan --cluster gb200-nvl72 --gpus-per-node 64 --gpus 128\n"
+        "  tessel plan --model llama3-405b --cluster dgx-b200 --gpus 512 --precision fp8",
         kDefaultModel, kDefaultCluster, kDefaultGpus));
     cmd->add_option("--model", a->model, fmt::format("preset name or path (default {})", kDefaultModel));
     cmd->add_option("--cluster", a->cluster, fmt::format("preset name or path (default {})", kDefaultCluster));
@@ -249,6 +258,10 @@ void add_plan(CLI::App& app) {
     tokens->excludes(chin)->excludes(days)->excludes(hours);
     chin->excludes(days)->excludes(hours);
     days->excludes(hours);
+    cmd->add_option("--precision", a->precision,
+                    "bf16 | fp16 | fp32 | fp8 (default: bf16 where the GPU has it); fp8: GEMMs at the fp8 peak "
+                    "through Transformer Engine (torchao's Float8Linear under --emit torchtitan), the rest in bf16")
+        ->check(CLI::IsMember({"bf16", "fp16", "fp32", "fp8"}));
     cmd->add_option("--objective", a->objective, "time | tokens-per-dollar | memory (default time)")
         ->check(CLI::IsMember({"time", "tokens-per-dollar", "memory"}));
     cmd->add_option("--memory-headroom", a->memory_headroom, "fraction of GPU memory kept free (default 0.10)")

@@ -11,12 +11,12 @@
 namespace tessel {
 
 BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int global_batch_size, int seq_length,
-                           const SearchOptions& o) {
+                           const SearchOptions& o, std::optional<Precision> requested) {
     if ((b.days > 0) == (b.gpu_hours > 0)) throw InputError("budget: give exactly one of --days and --gpu-hours, positive");
     const double gpus = c.num_gpus();
     const double seconds = b.days > 0 ? b.days * 86400.0 : b.gpu_hours * 3600.0 / gpus;
     const int seq = seq_length > 0 ? seq_length : 4096;
-    const Precision precision = c.gpu.peak(Precision::bf16) > 0 ? Precision::bf16 : Precision::fp16;
+    const Precision precision = requested.value_or(default_precision(c.gpu));
 
     BudgetPlan out;
     double flops = gpus * c.gpu.peak(precision) * 1e12 * kInitialMfuGuess * seconds;
@@ -24,7 +24,7 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
     for (int round = 0; round < 6; ++round) {
         out.model = llama_style_model(parameters, seq);
         const double n = double(count_parameters(out.model).total);
-        const PlanRequest req = complete_request(out.model, c, global_batch_size, seq);
+        const PlanRequest req = complete_request(out.model, c, global_batch_size, seq, precision);
         out.search = search_plans(out.model, c, req, o);
         const SimulationResult& win = out.search.best.front();
         // The budget trains tps x seconds tokens of this model: C = 6 N D.

@@ -8,6 +8,7 @@
 //   3. the plan's simulated tokens per second give the tokens the budget trains, D = tps x seconds,
 //      and so C = 6 N D; repeat from 2 until N moves less than 2% (a few rounds).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,9 @@ struct BudgetPlan {
     std::vector<std::string> rounds; // one line per sizing round
 };
 
-// `global_batch_size` / `seq_length` 0 = the defaults (seq_length 0 means 4096 here).
+// `global_batch_size` / `seq_length` 0 = the defaults (seq_length 0 means 4096 here); no precision:
+// the GPU's default (default_precision).
 BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& budget, int global_batch_size, int seq_length,
-                           const SearchOptions& options);
+                           const SearchOptions& options, std::optional<Precision> precision = std::nullopt);
 
 }  // namespace tessel

@@ -92,6 +92,8 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
 
     std::vector<std::string> precision;
     if (p.precision == Precision::bf16 || p.precision == Precision::fp8) precision.push_back("--bf16");
+    // Transformer Engine's fp8 GEMMs: E4M3 in the forward, E5M2 for gradients.
+    if (p.precision == Precision::fp8) precision.push_back("--fp8-format hybrid");
     else if (p.precision == Precision::fp16) precision.push_back("--fp16");
 
     std::vector<std::string> recompute;
@@ -135,7 +137,8 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                       p.zero_stage));
     if (p.placement != "tp-cp-dp-pp")
         e.notes.push_back("placement " + p.placement + " differs from Megatron's rank order tp-cp-dp-pp");
-    if (p.precision == Precision::fp8) e.notes.push_back("fp8 was simulated; add Transformer Engine's --fp8-format yourself");
+    if (p.precision == Precision::fp8)
+        e.notes.push_back("fp8: --fp8-format hybrid with Megatron's default scaling recipe; it needs Transformer Engine");
     return e;
 }
 

@@ -95,13 +95,15 @@ int default_global_batch(int seq_length, int num_gpus) {
     return int(std::min<long long>(out, 1 << 30));
 }
 
-PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int global_batch_size, int seq_length) {
+PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int global_batch_size, int seq_length,
+                             std::optional<Precision> precision) {
     PlanRequest r;
     r.num_gpus = c.num_gpus();
     r.seq_length = seq_length > 0 ? seq_length : m.seq_length;
     if (r.seq_length <= 0) throw InputError("--seq: the model names no sequence length; give --seq");
     r.global_batch_size = global_batch_size > 0 ? global_batch_size : default_global_batch(r.seq_length, r.num_gpus);
-    r.precision = default_precision(c.gpu);
+    r.precision = precision.value_or(default_precision(c.gpu));
+    check_precision_peak(c, r.precision);
     return r;
 }
 

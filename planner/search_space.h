@@ -5,6 +5,7 @@
 // schedule follows from the virtual stages (1F1B, or interleaved when v > 1; GPipe holds every
 // microbatch's activations for the same bubble, so 1F1B dominates it).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,8 +81,9 @@ SimulateOptions simulate_options_for(Framework f, Precision precision);
 int default_global_batch(int seq_length, int num_gpus);
 
 // The request with the model's sequence length, the default batch and the GPU's default
-// precision (default_precision) filled in where the caller left 0.
-PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int global_batch_size, int seq_length);
+// precision (default_precision) filled in where the caller left 0 (or no precision).
+PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int global_batch_size, int seq_length,
+                             std::optional<Precision> precision = std::nullopt);
 
 // Placements (innermost dimension first) worth simulating for these sizes. TP always goes first:
 // its collectives sit on every layer's critical path. The orders of CP, DP and PP that follow are

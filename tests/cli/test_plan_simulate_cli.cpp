@@ -65,6 +65,28 @@ TEST(PlanCli, EmitKeepsStdoutToTheConfig) {
     EXPECT_EQ(m.out.find("considered"), std::string::npos);
 }
 
+TEST(PlanCli, PrecisionIsEveryPlansAndOneTheGpuLacksIsBadInput) {
+    auto dir = temp_dir("plan_precision");
+    auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--precision", "fp8",
+                         "--top", "2", "--json", dir + "/plans.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("; fp8;"), std::string::npos) << r.out;
+    const json j = read(dir + "/plans.json");
+    ASSERT_GE(j["candidates"].size(), 1u);
+    for (const auto& c : j["candidates"]) EXPECT_EQ(c["plan"]["precision"].get<std::string>(), "fp8");
+    // The CPU preset has only an fp32 peak: a bf16 plan names the missing key.
+    auto cpu = run_tessel({"plan", "--model", "tiny-gpt", "--cluster", "cpu", "--precision", "bf16"});
+    EXPECT_EQ(cpu.exit_code, 2) << cpu.err;
+    EXPECT_NE(cpu.err.find("gpu.peak_tflops.bf16"), std::string::npos) << cpu.err;
+    auto unknown = run_tessel({"plan", "--precision", "fp4"});
+    EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+    EXPECT_NE(unknown.err.find("--precision"), std::string::npos) << unknown.err;
+    // An A100 has no fp8 tensor cores: the plan says its fp8 GEMMs run at the bf16 peak.
+    auto a100 = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--precision", "fp8", "--top", "1"});
+    ASSERT_EQ(a100.exit_code, 0) << a100.err;
+    EXPECT_NE(a100.out.find("no fp8 tensor cores"), std::string::npos) << a100.out;
+}
+
 TEST(PlanCli, NoPlanFitsExitsThreeWithReasons) {
     // 405B parameters with Adam cannot fit on 8 GPUs of 80 GiB under any ZeRO stage:
     // 16 bytes/parameter * 405e9 / 8 GPUs = 810 GB per GPU.

@@ -72,7 +72,10 @@ const std::set<std::string> kMegatronFlags = {
     "--group-query-attention", "--num-query-groups", "--max-position-embeddings", "--position-embedding-type",
     "--rotary-base", "--rotary-percent", "--normalization", "--norm-epsilon", "--swiglu",
     "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--add-qkv-bias",
-    "--make-vocab-size-divisible-by", "--vocab-size", "--train-iters", "--expert-model-parallel-size", "--num-experts"};
+    "--make-vocab-size-divisible-by", "--vocab-size", "--train-iters", "--expert-model-parallel-size", "--num-experts",
+    // Transformer Engine's fp8 (arguments.py: choices e4m3 | hybrid; Megatron-Bridge's
+    // scripts/translate_mlm_to_bridge.py maps it to mixed_precision.fp8).
+    "--fp8-format"};
 
 // config-formats.md §B2: DeepSpeed config keys (deepspeed/runtime/constants.py, zero/config.py, ...).
 const std::set<std::string> kDeepSpeedKeys = {
@@ -446,6 +449,18 @@ TEST(ExportMegatron, ReplicatedKvHeadsSayWhichVersion) {
     bool noted = false;
     for (const auto& n : e.notes) noted |= n.find("0.16") != std::string::npos;
     EXPECT_TRUE(noted);
+}
+
+TEST(ExportMegatron, Fp8PlansAskForTransformerEnginesFp8) {
+    const ModelSpec m = load_model("llama3-8b");
+    Plan p = make_plan(2, 1, 8, 1, 1, 64, 8192);
+    p.precision = Precision::fp8;
+    check_megatron(m, p);
+    const std::string s = export_megatron(m, winner(p), load_cluster("dgx-h100")).text;
+    EXPECT_NE(s.find("--bf16"), std::string::npos) << s;  // the weights and everything outside the GEMMs
+    EXPECT_NE(s.find("--fp8-format hybrid"), std::string::npos) << s;
+    p.precision = Precision::bf16;
+    EXPECT_EQ(export_megatron(m, winner(p), load_cluster("dgx-h100")).text.find("--fp8-format"), std::string::npos);
 }
 
 TEST(ExportDeepSpeed, BatchIdentityAndKeys) {
