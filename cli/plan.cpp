@@ -134,10 +134,6 @@ void run_plan(const PlanArgs& a) {
     check_precision_peak(c, precision, a.cluster.empty() ? std::string(kDefaultCluster) : a.cluster);
     o.simulate = simulate_options_for(framework, precision);
     Printer pr{a.emit ? stderr : stdout};
-    if (precision == Precision::fp8 && c.gpu.peak_tflops.find(Precision::fp8) == c.gpu.peak_tflops.end())
-        pr.line("note: {} has no fp8 tensor cores (no gpu.peak_tflops.fp8): fp8 GEMMs are planned at its bf16 peak, "
-                "with the casts on top",
-                c.gpu.name);
 
     ModelSpec m;
     SearchResult result;

@@ -261,6 +261,26 @@ TEST(Simulate, PrecisionWithoutAPeakIsBadInputNamingTheKey) {
     EXPECT_LT(r.mfu, 1.0);
 }
 
+// An A100 has no fp8 tensor cores (A100 datasheet: BF16/FP16 312 dense TFLOP/s, no FP8 row): an fp8
+// plan there runs its GEMMs at the bf16 peak with the casts added, so it is no faster than bf16,
+// and the result says why; an H100 (FP8 1979 dense) gets no such note.
+TEST(Simulate, Fp8WithoutFp8TensorCoresSaysSoAndIsNoFaster) {
+    const ModelSpec m = load_model("llama3-8b");
+    Plan p = tessel::testing::make_plan(1, 1, 8, 1, 1, 64, 8192, 1, 3, Recompute::full);
+    auto has_note = [](const SimulationResult& r) {
+        return std::any_of(r.notes.begin(), r.notes.end(),
+                           [](const std::string& n) { return n.find("no fp8 tensor cores") != std::string::npos; });
+    };
+    const ClusterSpec a100 = resize_cluster(load_cluster("dgx-a100"), 8);
+    const SimulationResult bf16 = simulate(m, a100, p);
+    p.precision = Precision::fp8;
+    const SimulationResult fp8 = simulate(m, a100, p);
+    EXPECT_TRUE(has_note(fp8));
+    EXPECT_FALSE(has_note(bf16));
+    EXPECT_GE(fp8.kernel_time_s.gemm, bf16.kernel_time_s.gemm * (1 - 1e-9));
+    EXPECT_FALSE(has_note(simulate(m, resize_cluster(load_cluster("dgx-h100"), 8), p)));
+}
+
 namespace {
 // One 8-GPU node with free communication, half the HBM bandwidth for streaming kernels and a
 // 5 us fixed cost per kernel: round numbers for hand-derived kernel times.
