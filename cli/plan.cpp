@@ -125,13 +125,14 @@ void run_plan(const PlanArgs& a) {
     const TorchtitanFormat tt_format = parse_torchtitan_format(a.torchtitan_format);
 
     const bool default_cluster = a.cluster.empty() && !a.gpus;
-    ClusterSpec c = resolve_cluster(a.cluster.empty() ? kDefaultCluster : a.cluster,
+    const std::string cluster_origin = a.cluster.empty() ? std::string(kDefaultCluster) : a.cluster;
+    ClusterSpec c = resolve_cluster(cluster_origin,
                                     a.gpus ? a.gpus : (a.cluster.empty() ? std::optional<long long>(kDefaultGpus) : std::nullopt),
                                     a.gpus_per_node);
     // Every plan takes one precision, --precision or the GPU's default; the exported framework's
     // stack is simulated in it.
     const Precision precision = a.precision ? parse_precision(*a.precision) : default_precision(c.gpu);
-    check_precision_peak(c, precision, a.cluster.empty() ? std::string(kDefaultCluster) : a.cluster);
+    check_precision_peak(c, precision, cluster_origin);
     o.simulate = simulate_options_for(framework, precision);
     Printer pr{a.emit ? stderr : stdout};
 

@@ -6,14 +6,15 @@
 
 namespace tessel {
 
+bool GpuSpec::has_own_peak(Precision p) const {
+    auto it = peak_tflops.find(p);
+    return it != peak_tflops.end() && it->second > 0;
+}
+
 Precision default_precision(const GpuSpec& gpu) {
-    auto has = [&](Precision p) {
-        auto it = gpu.peak_tflops.find(p);
-        return it != gpu.peak_tflops.end() && it->second > 0;
-    };
-    if (has(Precision::bf16)) return Precision::bf16;
-    if (has(Precision::fp16)) return Precision::fp16;
-    if (has(Precision::fp32)) return Precision::fp32;
+    if (gpu.has_own_peak(Precision::bf16)) return Precision::bf16;
+    if (gpu.has_own_peak(Precision::fp16)) return Precision::fp16;
+    if (gpu.has_own_peak(Precision::fp32)) return Precision::fp32;
     return Precision::bf16;  // no usable peak at all: simulate() says which key is missing
 }
 

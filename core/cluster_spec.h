@@ -42,6 +42,9 @@ struct GpuSpec {
     // on a Grace superchip), for activations offloaded to the CPU; 0 = unknown.
     double host_bandwidth_GBps = 0;
     double peak(Precision p) const;
+    // Whether the GPU lists a positive peak of its own for `p` (peak() falls back to bf16's for fp8
+    // and fp16 where it does not).
+    bool has_own_peak(Precision p) const;
 };
 
 // The precision a plan on this GPU defaults to: bf16 where the GPU has a bf16 peak (A100 and

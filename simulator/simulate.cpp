@@ -372,7 +372,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
     if (top->second >= 0.0005 * r.step_time_s)  // not a "0.0% of the step"
         r.notes.push_back(fmt::format("largest overhead: {} ({:.1f}% of the step)", top->first, 100.0 * top->second / r.step_time_s));
-    if (p.precision == Precision::fp8 && c.gpu.peak_tflops.find(Precision::fp8) == c.gpu.peak_tflops.end())
+    if (p.precision == Precision::fp8 && !c.gpu.has_own_peak(Precision::fp8))
         r.notes.push_back(fmt::format("{} has no fp8 tensor cores (no gpu.peak_tflops.fp8): its fp8 GEMMs run at the bf16 "
                                       "peak, with the casts on top",
                                       c.gpu.name));
