@@ -73,6 +73,7 @@ void run_command(const RunArgs& a) {
         agree_on_errors(*world, [&] {
             if (!backend_available(a.backend)) make_backend(a.backend);  // throws, saying why
             o.model = load_model(a.model);
+            check_model_executable(o.model, a.model);
             o.plan = resolve_plan(a.plan, o.model, 0);  // the world size is checked with its hint below
             check_executable(o.model, o.plan, world->size(), a.plan.plan_file.empty() ? "command line" : a.plan.plan_file);
             o.plan_origin = a.plan.plan_file.empty() ? "command line" : a.plan.plan_file;

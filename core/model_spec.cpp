@@ -9,6 +9,14 @@ namespace tessel {
 const char* to_string(Activation a) { return a == Activation::gelu ? "gelu" : "swiglu"; }
 const char* to_string(Norm n) { return n == Norm::layernorm ? "layernorm" : "rmsnorm"; }
 const char* to_string(PositionEmbedding p) { return p == PositionEmbedding::rope ? "rope" : "learned"; }
+const char* to_string(QkNorm q) {
+    switch (q) {
+        case QkNorm::per_head: return "per_head";
+        case QkNorm::full_width: return "full_width";
+        case QkNorm::none: break;
+    }
+    return "none";
+}
 
 bool looks_like_huggingface(const json& j) {
     if (!j.is_object()) return false;
@@ -50,6 +58,8 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     bool gpt_style = m.activation == Activation::gelu && m.norm == Norm::layernorm;
     m.linear_bias = r.boolean("linear_bias", gpt_style);
     m.qkv_bias = r.boolean("qkv_bias", false);
+    const std::string qk = r.choice("qk_norm", {"none", "per_head", "full_width"}, std::string("none"));
+    m.qk_norm = qk == "per_head" ? QkNorm::per_head : qk == "full_width" ? QkNorm::full_width : QkNorm::none;
     m.max_position_embeddings = int(r.integer(
         "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
     m.rope_theta = r.number("rope_theta", 10000.0);
@@ -71,13 +81,25 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
     m.source = "huggingface:" + type;
     m.name = type;
     if (r.has("_name_or_path")) m.name = r.string("_name_or_path");
-    static const std::vector<std::string> supported = {"llama",     "mistral",        "qwen2", "gpt2",
-                                                       "gpt_neox",  "falcon",         "RefinedWeb",
-                                                       "RefinedWebModel"};
-    if (std::find(supported.begin(), supported.end(), type) == supported.end())
+    // Mixture-of-experts families (transformers' model_type): routed expert MLPs and their
+    // all-to-all are not modelled, so their configs are refused by name rather than as unknown.
+    static const std::vector<std::string> mixture_of_experts = {
+        "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmoe", "dbrx", "llama4",
+        "llama4_text", "gpt_oss", "granitemoe", "phimoe", "jamba", "jetmoe", "minimax", "glm4_moe"};
+    const char* kSupported = "a supported architecture (llama, mistral, qwen2, qwen3, phi3, olmo2, gpt2, gpt_neox, falcon)";
+    if (std::find(mixture_of_experts.begin(), mixture_of_experts.end(), type) != mixture_of_experts.end())
         throw input_error(file, "model_type",
-                          "a supported architecture (llama, mistral, qwen2, gpt2, gpt_neox, falcon)",
+                          std::string(kSupported) + "; mixture-of-experts models are not modelled",
                           "\"" + type + "\"");
+    for (const char* k : {"num_local_experts", "num_experts", "n_routed_experts"})
+        if (r.has(k) && r.raw(k).is_number_integer() && r.raw(k).get<std::int64_t>() > 1)
+            throw input_error(file, k, "no routed experts (mixture-of-experts models are not modelled)",
+                              r.raw(k).dump());
+    static const std::vector<std::string> supported = {"llama",  "mistral",   "qwen2",  "qwen3",
+                                                       "phi3",   "olmo2",     "gpt2",   "gpt_neox",
+                                                       "falcon", "RefinedWeb", "RefinedWebModel"};
+    if (std::find(supported.begin(), supported.end(), type) == supported.end())
+        throw input_error(file, "model_type", kSupported, "\"" + type + "\"");
 
     auto first_int = [&](std::initializer_list<const char*> keys, std::optional<std::int64_t> fallback,
                          std::int64_t min = 1) -> std::int64_t {
@@ -136,7 +158,7 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.linear_bias = r.boolean("bias", false);
         r.ignore({"parallel_attn", "num_ln_in_parallel_attn", "layer_norm_epsilon", "hidden_dropout",
                   "attention_dropout"});
-    } else {  // llama, mistral, qwen2
+    } else {  // llama, mistral, qwen2, qwen3, phi3, olmo2
         m.num_layers = int(first_int({"num_hidden_layers"}, std::nullopt));
         m.hidden_size = int(first_int({"hidden_size"}, std::nullopt));
         m.num_attention_heads = int(first_int({"num_attention_heads"}, std::nullopt));
@@ -153,6 +175,11 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         // Qwen2 builds q/k/v with bias=True and has no config key for it (modeling_qwen2.py).
         m.qkv_bias = type == "qwen2" || r.boolean("attention_bias", false);
         r.ignore({"mlp_bias", "attention_bias"});
+        // Qwen3 normalises each head's query and key (modeling_qwen3: q_norm, k_norm over
+        // head_dim); OLMo 2 the whole projections (modeling_olmo2: q_norm over heads x head_dim,
+        // k_norm over KV heads x head_dim). Neither has a config key for it.
+        if (type == "qwen3") m.qk_norm = QkNorm::per_head;
+        if (type == "olmo2") m.qk_norm = QkNorm::full_width;
     }
     if (m.hidden_size % m.num_attention_heads != 0 && !r.has("head_dim"))
         throw input_error(file, "hidden_size",
@@ -210,6 +237,7 @@ json to_json(const ModelSpec& m) {
               {"linear_bias", m.linear_bias},
               {"qkv_bias", m.qkv_bias},
               {"norm_epsilon", m.norm_epsilon}};
+    if (m.qk_norm != QkNorm::none) j["qk_norm"] = to_string(m.qk_norm);
     if (m.position_embedding == PositionEmbedding::rope) j["rope_theta"] = m.rope_theta;
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;

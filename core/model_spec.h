@@ -11,6 +11,9 @@ namespace tessel {
 enum class Activation { gelu, swiglu };
 enum class Norm { layernorm, rmsnorm };
 enum class PositionEmbedding { rope, learned };
+// RMSNorm of the queries and keys after their projections, before RoPE: per head over head_dim
+// (Qwen3; Megatron's --qk-layernorm), or over the whole projection width (OLMo 2).
+enum class QkNorm { none, per_head, full_width };
 
 struct ModelSpec {
     std::string name;
@@ -28,6 +31,7 @@ struct ModelSpec {
     bool tied_embeddings = false;
     bool linear_bias = false;    // biases on every linear layer (GPT-2, GPT-NeoX)
     bool qkv_bias = false;       // biases on Q, K, V only (Qwen2)
+    QkNorm qk_norm = QkNorm::none;
     int max_position_embeddings = 0;  // rows of the learned position table (learned only)
     double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
     double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon
@@ -38,6 +42,16 @@ struct ModelSpec {
     // KV width one of `tp` tensor-parallel ranks holds: its share of the KV heads, at least one
     // head (with fewer KV heads than ranks, each head is replicated).
     double kv_size_per_tp_rank(int tp) const { return (num_kv_heads > tp ? double(num_kv_heads) / tp : 1.0) * head_dim; }
+    // Weights of the Q and K norms of one layer: one head_dim vector each per head, or one weight
+    // per channel of the projection.
+    std::int64_t qk_norm_weights() const {
+        switch (qk_norm) {
+            case QkNorm::per_head: return 2LL * head_dim;
+            case QkNorm::full_width: return std::int64_t(q_size()) + kv_size();
+            case QkNorm::none: break;
+        }
+        return 0;
+    }
 };
 
 // The largest sizes a model file may give (the simulator walks the layers one by one and lays out
@@ -58,5 +72,6 @@ json to_json(const ModelSpec& m);
 const char* to_string(Activation a);
 const char* to_string(Norm n);
 const char* to_string(PositionEmbedding p);
+const char* to_string(QkNorm q);
 
 }  // namespace tessel

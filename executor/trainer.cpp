@@ -25,6 +25,12 @@
 
 namespace tessel {
 
+void check_model_executable(const ModelSpec& m, const std::string& model_origin) {
+    if (m.qk_norm != QkNorm::none)
+        throw input_error(model_origin, "qk_norm", "a model without a QK norm (the executor does not run Qwen3's or "
+                          "OLMo 2's query/key norms; tessel simulate and plan model them)", to_string(m.qk_norm));
+}
+
 void check_executable(const ModelSpec& m, const Plan& p, int world_size, const std::string& file) {
     if (p.world_size() != world_size)
         throw input_error(file, "tp,pp,dp,cp",
@@ -40,6 +46,7 @@ void check_executable(const ModelSpec& m, const Plan& p, int world_size, const s
         throw input_error(file, "tp", fmt::format("a divisor of the vocabulary size {} (the executor does not pad "
                                                   "the vocabulary)", m.vocab_size),
                           std::to_string(p.tp));
+    check_model_executable(m, "model " + m.name);
     if (m.position_embedding == PositionEmbedding::rope && m.head_dim % 2 != 0)
         throw input_error(file, "head_dim", "an even head dimension for RoPE", std::to_string(m.head_dim));
     const long long tokens = 1LL * p.microbatch_size * p.seq_length;

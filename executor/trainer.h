@@ -47,7 +47,11 @@ struct TrainOptions {
     int nan_rank = -1, nan_step = -1;
 };
 
-// Checks what the executor can run, beyond validate_plan: InputError naming the plan and key.
+// Checks that the executor has kernels for every part of the model: InputError naming
+// `model_origin` (the model's file or preset) and the key.
+void check_model_executable(const ModelSpec& m, const std::string& model_origin);
+
+// Checks what the executor can run, beyond validate_plan (and check_model_executable): InputError naming the plan and key.
 // Every rank calls it with the same inputs (so every rank agrees).
 void check_executable(const ModelSpec& m, const Plan& p, int world_size, const std::string& plan_origin);
 

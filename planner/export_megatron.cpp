@@ -64,6 +64,8 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (!m.tied_embeddings) shape += " --untie-embeddings-and-output-weights";
     if (!m.linear_bias) shape += " --disable-bias-linear";
     if (m.qkv_bias) shape += " --add-qkv-bias";
+    // Megatron-Core's q_layernorm / k_layernorm normalise each head (hidden size = kv_channels).
+    if (m.qk_norm != QkNorm::none) shape += " --qk-layernorm";
     model.push_back(shape);
     model.push_back("--make-vocab-size-divisible-by 128");
 
@@ -137,6 +139,9 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                       p.zero_stage));
     if (p.placement != "tp-cp-dp-pp")
         e.notes.push_back("placement " + p.placement + " differs from Megatron's rank order tp-cp-dp-pp");
+    if (m.qk_norm == QkNorm::full_width)
+        e.notes.push_back("--qk-layernorm normalises each head's query and key; this model (OLMo 2) normalises the "
+                          "whole projections, which Megatron-LM has no flag for");
     if (p.precision == Precision::fp8)
         e.notes.push_back("fp8: --fp8-format hybrid with Megatron's default scaling recipe; it needs Transformer Engine");
     return e;

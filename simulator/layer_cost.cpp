@@ -165,6 +165,11 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double bias_b = m.linear_bias ? T * ((q + 2 * kv) + h + f_up + h) * E : 0.0;
     const double k = eager ? 2.0 : 1.0;  // kernels per elementwise group
     const double norm_b_kernels = eager_rms ? 10.0 : k;
+    // QK norm (Qwen3, OLMo 2): an RMSNorm over this rank's queries and over its keys, each way one
+    // kernel per tensor (the same byte counts per element as the layer's norms, eager or fused).
+    const double qk_elements = m.qk_norm == QkNorm::none ? 0.0 : T * (q + kv);
+    const double qk_norm_f = (eager_rms ? 32.0 + 2.0 * E : 2.0 * E) * qk_elements;
+    const double qk_norm_b = (eager_rms ? 80.0 + 2.0 * E : (eager ? 5.0 : 4.0) * E) * qk_elements;
     // The kernels' names in a calibrated profile's streaming table.
     const bool layernorm = m.norm == Norm::layernorm;
     const char* norm_fwd = layernorm ? "layernorm_forward" : "rmsnorm_forward";
@@ -177,6 +182,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double qkv_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, q + 2 * kv); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, qkv_f);
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
+    if (qk_elements > 0) b.memory(fwd, qk_norm_f, 2 * norm_f_kernels, "rmsnorm_forward");  // Q, K norms
     if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
     const PassCost attention_fwd = p.cp > 1 ? ring.forward : fused_attention(attn_f, attn.forward_flops());
     fwd += attention_fwd;
@@ -207,6 +213,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     bwd += p.cp > 1 ? ring.backward : fused_attention(attn_b, attn.backward_flops());
     if (rope) b.memory(bwd, rope_bytes, eager ? 6 : 1);
+    if (qk_elements > 0) b.memory(bwd, qk_norm_b, 2 * norm_b_kernels, "rmsnorm_backward");
     if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
     const double qkv_b = b.linear_backward(bwd, T, h, q + 2 * kv);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, qkv_b);

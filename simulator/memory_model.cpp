@@ -74,6 +74,8 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const Activatio
     // Terms split over the tensor-parallel ranks.
     double split = sb * (E * (q / t + kv) /*Q, K*/ + E * kv /*V*/ + G * q / t /*projection input*/ +
                          E * f_up / t /*activation input*/ + G * f / t /*activation output*/);
+    // QK norm: its backward reads the projected Q and K before the norm as well.
+    if (m.qk_norm != QkNorm::none) split += sb * E * (q / t + kv);
     double attention_core = 0;
     if (o.flash_attention) {
         attention_core = 4.0 * heads * sb;  // fp32 log-sum-exp per query row and head

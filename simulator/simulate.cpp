@@ -78,11 +78,12 @@ double stage_gradient_parameters(const std::vector<const BlockCost*>& list, cons
 
 // Parameter tensors of one transformer layer, one add kernel each when gradient accumulation is
 // not fused: fused QKV, projection and the two MLP weights (Megatron fuses the SwiGLU gate and up
-// projections), their biases, and the two norms.
+// projections), their biases, the two norms and the Q and K norms.
 double parameter_tensors_per_layer(const ModelSpec& m) {
     double n = 4 + (m.norm == Norm::layernorm ? 4 : 2);
     if (m.linear_bias) n += 4;
     else if (m.qkv_bias) n += 1;
+    if (m.qk_norm != QkNorm::none) n += 2;
     return n;
 }
 

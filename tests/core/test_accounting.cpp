@@ -44,6 +44,29 @@ TEST(ParameterCount, HuggingFaceConfigsMatchTheirFamilyFormulas) {
     EXPECT_EQ(count_parameters(load_model(dir + "/hf/pythia-160m-config.json")).total, 162322944);
 }
 
+TEST(ParameterCount, QkNormFamiliesMatchTheirModelCards) {
+    const std::string dir = TESSEL_TEST_DATA_DIR;
+    // Qwen3 model cards (Qwen/Qwen3-8B, Qwen/Qwen3-0.6B on Hugging Face): 8.2B parameters, 6.95B
+    // without the embeddings; 0.6B and 0.44B. Their per-head Q/K norms add 2 x 128 per layer.
+    const auto q8 = count_parameters(load_model(dir + "/hf/qwen3-8b-config.json"));
+    EXPECT_EQ(std::llround(double(q8.total) / 1e8), 82);
+    EXPECT_EQ(std::llround(double(q8.non_embedding) / 1e7), 695);
+    const auto q06 = count_parameters(load_model(dir + "/hf/qwen3-0.6b-config.json"));  // tied
+    EXPECT_EQ(std::llround(double(q06.total) / 1e8), 6);
+    EXPECT_EQ(std::llround(double(q06.non_embedding) / 1e7), 44);
+    // By hand, Qwen3-8B: L (h (H d + 2 K d) + H d h + 3 h f + 2 h + 2 d) + h + 2 V h with h 4096,
+    // H 32, K 8, d 128, f 12288, L 36, V 151936.
+    const std::int64_t h = 4096, H = 32, K = 8, d = 128, f = 12288, L = 36, V = 151936;
+    EXPECT_EQ(q8.total, L * (h * (H * d + 2 * K * d) + H * d * h + 3 * h * f + 2 * h + 2 * d) + h + 2 * V * h);
+    // OLMo 2 7B normalises whole projections: q_norm over H d = 4096, k_norm over K d = 4096 (K = H).
+    const ModelSpec olmo = load_model(dir + "/hf/olmo2-7b-config.json");
+    EXPECT_EQ(olmo.qk_norm, QkNorm::full_width);
+    const std::int64_t ho = 4096, fo = 11008, Lo = 32, Vo = 100352;
+    EXPECT_EQ(count_parameters(olmo).total, Lo * (4 * ho * ho + 3 * ho * fo + 2 * ho + 2 * ho) + ho + 2 * Vo * ho);
+    // Phi-3-mini (no QK norm): 3,821,079,552 (Hugging Face microsoft/Phi-3-mini-4k-instruct, 3.8B).
+    EXPECT_EQ(count_parameters(load_model(dir + "/hf/phi3-mini-4k-config.json")).total, 3821079552);
+}
+
 TEST(ParameterCount, EmbeddingSplit) {
     auto c = count_parameters(load_model("llama3-8b"));
     EXPECT_EQ(c.embedding, 2 * 128256LL * 4096);  // token table + untied LM head

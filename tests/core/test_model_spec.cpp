@@ -48,6 +48,51 @@ TEST(ModelSpec, UnsupportedArchitectureSaysWhichAre) {
     }
 }
 
+TEST(ModelSpec, QkNormFamiliesDetected) {
+    const std::string dir = TESSEL_TEST_DATA_DIR;
+    auto q = load_model(dir + "/hf/qwen3-8b-config.json");
+    EXPECT_EQ(q.source, "huggingface:qwen3");
+    EXPECT_EQ(q.qk_norm, QkNorm::per_head);
+    EXPECT_FALSE(q.qkv_bias);  // unlike Qwen2, Qwen3's attention_bias is false
+    EXPECT_EQ(q.head_dim, 128);
+    EXPECT_EQ(q.qk_norm_weights(), 256);
+    auto small = load_model(dir + "/hf/qwen3-0.6b-config.json");
+    EXPECT_EQ(small.q_size(), 2048);  // 16 heads of 128 over a width of 1024
+    EXPECT_TRUE(small.tied_embeddings);
+    EXPECT_EQ(load_model(dir + "/hf/olmo2-7b-config.json").qk_norm_weights(), 4096 + 4096);
+    auto phi = load_model(dir + "/hf/phi3-mini-4k-config.json");
+    EXPECT_EQ(phi.qk_norm, QkNorm::none);
+    EXPECT_EQ(phi.activation, Activation::swiglu);
+    // The native format reads and writes the key.
+    auto n = parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "vocab_size": 100, "qk_norm": "per_head"})"), "t.json");
+    EXPECT_EQ(n.qk_norm, QkNorm::per_head);
+    EXPECT_EQ(parse_model(to_json(n), "t.json").qk_norm, QkNorm::per_head);
+    EXPECT_FALSE(to_json(load_model("llama3-8b")).contains("qk_norm"));
+    EXPECT_THROW(parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "vocab_size": 100, "qk_norm": "yes"})"), "t.json"), InputError);
+}
+
+TEST(ModelSpec, MixtureOfExpertsRefusedByName) {
+    try {
+        load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/mixtral-8x7b-config.json");
+        FAIL();
+    } catch (const InputError& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("model_type"), std::string::npos) << m;
+        EXPECT_NE(m.find("mixture-of-experts"), std::string::npos) << m;
+        EXPECT_NE(m.find("mixtral"), std::string::npos) << m;
+    }
+    // A dense family's config that lists routed experts anyway names the key.
+    try {
+        parse_model(json::parse(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+            "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "num_local_experts": 8})"), "c.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("num_local_experts"), std::string::npos) << e.what();
+    }
+}
+
 TEST(ModelSpec, InconsistentShapesRejected) {
     EXPECT_THROW(parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 65, "num_attention_heads": 4, "vocab_size": 100})"), "t"), InputError);
     EXPECT_THROW(parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_kv_heads": 3, "vocab_size": 100})"), "t"), InputError);

@@ -75,7 +75,10 @@ const std::set<std::string> kMegatronFlags = {
     "--make-vocab-size-divisible-by", "--vocab-size", "--train-iters", "--expert-model-parallel-size", "--num-experts",
     // Transformer Engine's fp8 (arguments.py: choices e4m3 | hybrid; Megatron-Bridge's
     // scripts/translate_mlm_to_bridge.py maps it to mixed_precision.fp8).
-    "--fp8-format"};
+    "--fp8-format",
+    // Megatron-Core's q_layernorm / k_layernorm, built over kv_channels (one head); Megatron-Bridge's
+    // Qwen3 conversion passes it.
+    "--qk-layernorm"};
 
 // config-formats.md §B2: DeepSpeed config keys (deepspeed/runtime/constants.py, zero/config.py, ...).
 const std::set<std::string> kDeepSpeedKeys = {
@@ -461,6 +464,25 @@ TEST(ExportMegatron, Fp8PlansAskForTransformerEnginesFp8) {
     EXPECT_NE(s.find("--fp8-format hybrid"), std::string::npos) << s;
     p.precision = Precision::bf16;
     EXPECT_EQ(export_megatron(m, winner(p), load_cluster("dgx-h100")).text.find("--fp8-format"), std::string::npos);
+}
+
+TEST(ExportMegatron, QkNormModelsAskForQkLayernorm) {
+    const std::string dir = TESSEL_TEST_DATA_DIR;
+    const ModelSpec qwen = load_model(dir + "/hf/qwen3-8b-config.json");
+    const Plan p = make_plan(2, 1, 4, 1, 1, 64, 4096);
+    check_megatron(qwen, p);
+    const Emitted e = export_megatron(qwen, winner(p), load_cluster("dgx-h100"));
+    EXPECT_NE(e.text.find("--qk-layernorm"), std::string::npos) << e.text;
+    EXPECT_EQ(e.text.find("--add-qkv-bias"), std::string::npos) << e.text;
+    for (const auto& n : e.notes) EXPECT_EQ(n.find("OLMo"), std::string::npos) << n;
+    // OLMo 2's whole-projection norm has no Megatron flag: the flag is the nearest, and a note says so.
+    const Emitted olmo = export_megatron(load_model(dir + "/hf/olmo2-7b-config.json"), winner(p), load_cluster("dgx-h100"));
+    EXPECT_NE(olmo.text.find("--qk-layernorm"), std::string::npos);
+    bool noted = false;
+    for (const auto& n : olmo.notes) noted |= n.find("whole projections") != std::string::npos;
+    EXPECT_TRUE(noted);
+    EXPECT_EQ(export_megatron(load_model("llama3-8b"), winner(p), load_cluster("dgx-h100")).text.find("--qk-layernorm"),
+              std::string::npos);
 }
 
 TEST(ExportDeepSpeed, BatchIdentityAndKeys) {

@@ -187,6 +187,31 @@ TEST(KernelCosts, EagerRmsNormStreamsFp32CopiesOpByOp) {
                      block_models(m, p, gpu, g, g, eager).layer.forward.memory_bound_s);
 }
 
+TEST(KernelCosts, QkNormStreamsTheQueriesAndKeysOnceEachWay) {
+    // An RMSNorm over Q (T x H d) and K (T x K d), as fused kernels: forward reads and writes each
+    // element (2 x 2 bytes in bf16), backward reads x and dy and writes dx (3 x 2 bytes) plus the
+    // weight gradient's second read under eager PyTorch (+2). Here H d = 1024, K d = 256 (GQA 8:2).
+    ModelSpec m = gpt(2, 1024, 8, 32000);
+    m.norm = Norm::rmsnorm;
+    m.num_kv_heads = 2;
+    const Plan p = single_gpu(2, 2048);
+    const ComputeModel gpu = bench_gpu("dgx-a100");
+    const CommGroup g = single();
+    const OverlapOptions fused;
+    const auto plain = block_models(m, p, gpu, g, g, fused);
+    for (QkNorm kind : {QkNorm::per_head, QkNorm::full_width}) {
+        m.qk_norm = kind;
+        const auto with = block_models(m, p, gpu, g, g, fused);
+        const double elements = 2.0 * 2048 * (1024 + 256);
+        const double Bps = 2039e9 * gpu.efficiency().memory_bandwidth_efficiency;
+        EXPECT_NEAR(with.layer.forward.memory_bound_s - plain.layer.forward.memory_bound_s, 4.0 * elements / Bps, 1e-12);
+        EXPECT_NEAR(with.layer.backward.memory_bound_s - plain.layer.backward.memory_bound_s, 8.0 * elements / Bps, 1e-12);
+        // Its weights are replicated norms: parameters grow by the hand count of qk_norm_weights.
+        EXPECT_DOUBLE_EQ(with.layer.parameters - plain.layer.parameters,
+                         kind == QkNorm::per_head ? 2.0 * 128 : 1024.0 + 256.0);
+    }
+}
+
 TEST(KernelCosts, Fp32CrossEntropyStreamsTheLogitsSeveralTimes) {
     // Per logit: fused 2 bytes forward (one read) and 4 backward (read, write in place); fp32
     // eager 2 + 36 forward (cast, max, shift, exp, sum, normalise) and 12 + 2 backward.

@@ -111,6 +111,18 @@ TEST(MemoryModel, FlashAttentionStoresNoScores) {
     EXPECT_NEAR(layer_activation_bytes(m, plan(1, false, Recompute::none), flash), s * b * h * 34 + 4 * a * s * b, 1.0);
 }
 
+TEST(MemoryModel, QkNormKeepsTheQueriesAndKeysBeforeTheNorm) {
+    // Korthikanti's count plus the norm's input: Q and K before it, 2 bytes each, all H d = h
+    // channels of Q and K (no GQA here), split over the tensor-parallel ranks.
+    ModelSpec m = gpt_shape();
+    m.qk_norm = QkNorm::per_head;
+    const double s = 2048, b = 2, h = 12288, a = 96, t = 8;
+    const ActivationOptions flash{true, true};
+    EXPECT_NEAR(layer_activation_bytes(m, plan(1, false, Recompute::none), flash), s * b * h * (34 + 4) + 4 * a * s * b, 1.0);
+    EXPECT_NEAR(layer_activation_bytes(m, plan(8, true, Recompute::none), flash), s * b * h * (34 + 4) / t + 4 * a / t * s * b,
+                1.0);
+}
+
 TEST(MemoryModel, Fp8KeepsTransformerEnginesFp8GemmInputs) {
     const ModelSpec m = gpt_shape();
     const double s = 2048, b = 2, h = 12288, a = 96;
