@@ -26,9 +26,10 @@
 namespace tessel {
 
 void check_model_executable(const ModelSpec& m, const std::string& model_origin) {
-    if (m.qk_norm != QkNorm::none)
-        throw input_error(model_origin, "qk_norm", "a model without a QK norm (the executor does not run Qwen3's or "
-                          "OLMo 2's query/key norms; tessel simulate and plan model them)", to_string(m.qk_norm));
+    // OLMo 2's norm spans the whole Q and K projections, which tensor parallelism splits by heads.
+    if (m.qk_norm == QkNorm::full_width)
+        throw input_error(model_origin, "qk_norm", "none or per_head (the executor does not run OLMo 2's "
+                          "whole-projection query/key norm; tessel simulate and plan model it)", to_string(m.qk_norm));
 }
 
 void check_executable(const ModelSpec& m, const Plan& p, int world_size, const std::string& file) {
@@ -251,7 +252,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
                                g.world_rank == 0);
 
         const auto t_opt = clock_type::now();
-        optimizer_step(*backend, buffers, g, p.sequence_parallel, o.optimizer, step);
+        optimizer_step(*backend, buffers, g, o.optimizer, step);
         backend->synchronize();
         const double opt_s = since(t_opt);
         const CommSeconds after_optimizer = comm;

@@ -14,7 +14,7 @@ Range owned_part(const ParamBuffer& buf, std::size_t t) {
 }  // namespace
 
 void optimizer_step(Backend& backend, const std::vector<ParamBuffer*>& buffers, ParallelGroups& groups,
-                    bool sequence_parallel, const AdamWConfig& config, int step) {
+                    const AdamWConfig& config, int step) {
     for (ParamBuffer* b : buffers) b->reduce_grads();
 
     // Cross-group sums, one kind after the other so that no rank waits in one group while its
@@ -30,7 +30,7 @@ void optimizer_step(Backend& backend, const std::vector<ParamBuffer*>& buffers, 
             }
     };
     sum_over(groups.embedding.get(), [](const TensorSpec& s) { return s.tied_embedding; });
-    if (sequence_parallel) sum_over(groups.tp.get(), [](const TensorSpec& s) { return s.tp_partial_grad; });
+    sum_over(groups.tp.get(), [](const TensorSpec& s) { return s.tp_partial_grad; });
 
     for (ParamBuffer* b : buffers) {
         for (std::size_t t = 0; t < b->tensors().size(); ++t) {

@@ -26,6 +26,6 @@ struct AdamWConfig {
 };
 
 void optimizer_step(Backend& backend, const std::vector<ParamBuffer*>& buffers, ParallelGroups& groups,
-                    bool sequence_parallel, const AdamWConfig& config, int step);
+                    const AdamWConfig& config, int step);
 
 }  // namespace tessel

@@ -37,6 +37,16 @@ AttentionWeights add_attention(ParamBuffer& buf, const ModelSpec& m, int layer, 
     if (qkv_bias) w.bk = bias("k.bias", KH * D);
     w.wv = rows("v.weight", KH * D, normal, true);
     if (qkv_bias) w.bv = bias("v.bias", KH * D);
+    if (m.qk_norm == QkNorm::per_head) {
+        // Shared by every head: each TP rank's heads give part of its gradient.
+        auto head_norm = [&](const std::string& name) {
+            TensorSpec t = replicated_tensor(p + name, 1, D, InitRule::constant(1.0f));
+            t.tp_partial_grad = tp_size > 1;
+            return buf.add(std::move(t));
+        };
+        w.q_norm = head_norm("q_norm.weight");
+        w.k_norm = head_norm("k_norm.weight");
+    }
     TensorSpec wo = column_shard(p + "out.weight", C, H * D, tp_size, tp_rank, residual);
     wo.weight_decay = true;
     w.wo = buf.add(std::move(wo));
@@ -60,6 +70,30 @@ void attention_core(const LayerContext& ctx, AttentionSaved& s) {
         ctx.backend->attention_forward(s.att.data(), s.lse.data(), s.q.data(), s.k.data(), s.v.data(), d.batch, d.seq,
                                        d.heads, d.kv_heads, d.head_dim);
     }
+}
+
+// RMSNorm of every head of x (tokens, heads·D): x keeps the normalised values, `pre` the input.
+void head_norm_forward(const LayerContext& ctx, const ParamBuffer& buf, TensorSlot weight, DeviceArray<float>& x,
+                       DeviceArray<float>& pre, DeviceArray<float>& rstd, int heads) {
+    const auto& d = ctx.dims;
+    const int rows = d.tokens * heads;
+    pre = std::move(x);
+    x = ctx.floats(std::size_t(rows) * d.head_dim);
+    rstd = ctx.floats(std::size_t(rows));
+    ctx.backend->rmsnorm_forward(x.data(), rstd.data(), pre.data(), buf.param(weight), rows, d.head_dim);
+}
+
+// dx holds the gradient of the normalised heads; it becomes the gradient of their input.
+void head_norm_backward(const LayerContext& ctx, ParamBuffer& buf, TensorSlot weight, DeviceArray<float>& dx,
+                        DeviceArray<float>& pre, DeviceArray<float>& rstd, int heads) {
+    const auto& d = ctx.dims;
+    const int rows = d.tokens * heads;
+    DeviceArray<float> dpre = ctx.floats(std::size_t(rows) * d.head_dim, true);
+    ctx.backend->rmsnorm_backward(dpre.data(), buf.grad(weight), dx.data(), pre.data(), buf.param(weight), rstd.data(),
+                                  rows, d.head_dim);
+    dx = std::move(dpre);
+    pre.reset();
+    rstd.reset();
 }
 
 // RoPE on (tokens, heads·D) at each chunk's positions in the full sequence.
@@ -92,6 +126,10 @@ DeviceArray<float> attention_forward(const LayerContext& ctx, const ParamBuffer&
         be.matmul_forward(s.q.data(), in.data(), buf.param(w.wq), maybe(buf, w.bq), d.tokens, C, qw);
         be.matmul_forward(s.k.data(), in.data(), buf.param(w.wk), maybe(buf, w.bk), d.tokens, C, kw);
         be.matmul_forward(s.v.data(), in.data(), buf.param(w.wv), maybe(buf, w.bv), d.tokens, C, kw);
+    }
+    if (w.q_norm.present()) {
+        head_norm_forward(ctx, buf, w.q_norm, s.q, s.q_pre, s.q_rstd, d.heads);
+        head_norm_forward(ctx, buf, w.k_norm, s.k, s.k_pre, s.k_rstd, d.kv_heads);
     }
     if (ctx.model->position_embedding == PositionEmbedding::rope) {
         rope_chunks(ctx, s.q.data(), d.heads, false);
@@ -150,6 +188,10 @@ DeviceArray<float> attention_backward(const LayerContext& ctx, ParamBuffer& buf,
     if (ctx.model->position_embedding == PositionEmbedding::rope) {
         rope_chunks(ctx, dq.data(), d.heads, true);
         rope_chunks(ctx, dk.data(), d.kv_heads, true);
+    }
+    if (w.q_norm.present()) {
+        head_norm_backward(ctx, buf, w.q_norm, dq, s.q_pre, s.q_rstd, d.heads);
+        head_norm_backward(ctx, buf, w.k_norm, dk, s.k_pre, s.k_rstd, d.kv_heads);
     }
     DeviceArray<float> dnorm_full = ctx.floats(std::size_t(d.tokens) * C, true);
     {

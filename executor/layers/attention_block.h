@@ -1,6 +1,7 @@
 // The attention half of a transformer layer, Megatron style:
 //   x -> norm -> [to_full_sequence] -> Q, K, V  (column-parallel: this rank's heads)
-//     -> RoPE (Llama) -> causal GQA attention -> output projection (row-parallel)
+//     -> RMSNorm of each Q and K head (Qwen3) -> RoPE (Llama) -> causal GQA attention
+//     -> output projection (row-parallel)
 //     -> [reduce_partial_sums] -> + x
 // Under context parallelism the attention core sees the full sequences' K and V
 // (context_parallel_attention.h).
@@ -18,6 +19,7 @@ namespace tessel {
 struct AttentionWeights {
     NormWeights norm;
     TensorSlot wq, bq, wk, bk, wv, bv;  // column-parallel: this rank's heads' rows
+    TensorSlot q_norm, k_norm;          // per-head QK norm (Qwen3): one head_dim weight each, replicated
     TensorSlot wo, bo;                  // row-parallel: this rank's heads' columns
 };
 
@@ -28,6 +30,7 @@ AttentionWeights add_attention(ParamBuffer& buf, const ModelSpec& m, int layer, 
 struct AttentionSaved {
     NormSaved norm;
     DeviceArray<float> q, k, v;   // (tokens, heads·D) after RoPE, (tokens, kv_heads·D)
+    DeviceArray<float> q_pre, k_pre, q_rstd, k_rstd;  // QK norm: Q and K before it, and its rstd per head
     DeviceArray<float> k_full, v_full;  // context parallelism: K and V of the full sequences (k, v empty)
     DeviceArray<float> att, lse;  // attention output and log-sum-exp; empty under selective recompute
 };

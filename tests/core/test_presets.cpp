@@ -11,7 +11,7 @@ using namespace tessel;
 
 TEST(Presets, AllNamedPresetsExist) {
     for (const char* m : {"gpt2-124m", "gpt2-1.5b", "gpt3-175b", "llama2-7b", "llama2-70b", "llama3-8b", "llama3-70b",
-                          "llama3-405b", "megatron-1t", "tiny-gpt", "tiny-llama"})
+                          "llama3-405b", "megatron-1t", "tiny-gpt", "tiny-llama", "tiny-qwen3"})
         EXPECT_NO_THROW(load_model(m)) << m;
     for (const char* c : {"dgx-a100", "dgx-a100-40gb", "dgx-h100", "dgx-h200", "pcie-a100", "pcie-h100", "dgx2-v100", "dgx-b200", "gb200-nvl72", "dgx-b300", "gb300-nvl72"})
         EXPECT_NO_THROW(load_cluster(c)) << c;

@@ -1,6 +1,7 @@
 // The whole model on one rank (no MPI: the one-rank communicator). Its backward is checked
-// against central finite differences of its own forward for every tensor of a GPT and a Llama
-// layout; recomputation must not change a single bit; and training lowers the loss.
+// against central finite differences of its own forward for every tensor of a GPT, a Llama and a
+// Qwen3 layout (per-head QK norms, a query width unlike the hidden width); recomputation must not
+// change a single bit; and training lowers the loss.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,12 +18,13 @@ namespace tessel {
 
 namespace {
 
-ModelSpec small_model(bool llama) {
-    ModelSpec m = load_model(llama ? "tiny-llama" : "tiny-gpt");
+ModelSpec small_model(const std::string& preset) {
+    ModelSpec m = load_model(preset);
+    const bool qwen = preset == "tiny-qwen3";
     m.num_layers = 2;
     m.hidden_size = 16;
-    m.num_attention_heads = 2;
-    m.num_kv_heads = llama ? 1 : 2;
+    m.num_attention_heads = qwen ? 4 : 2;  // Qwen3: 4 heads of 8 over a width of 16
+    m.num_kv_heads = preset == "tiny-gpt" ? 2 : qwen ? 2 : 1;
     m.head_dim = 8;
     m.ffn_hidden_size = 24;
     m.vocab_size = 32;
@@ -41,7 +43,7 @@ struct OneRankModel {
     std::unique_ptr<ModelChunk> chunk;
     MicrobatchTokens tokens;
 
-    explicit OneRankModel(bool llama) : m(small_model(llama)) {
+    explicit OneRankModel(const std::string& preset) : m(small_model(preset)) {
         plan.microbatch_size = 2;
         plan.global_batch_size = 2;
         plan.seq_length = 8;
@@ -49,7 +51,7 @@ struct OneRankModel {
         ctx.mem = {backend.get(), &tracker};
         ctx.tp = tp.get();
         ctx.model = &m;
-        ctx.dims = {2, 8, 16, 16, 16, 2, m.num_kv_heads, 8, 24, 0, 32};
+        ctx.dims = {2, 8, 16, 16, 16, m.num_attention_heads, m.num_kv_heads, 8, 24, 0, 32};
         chunk = std::make_unique<ModelChunk>(m, plan, ChunkPlacement{0, 1, 0, 2}, 1, 0);
         chunk->materialize(ctx.mem, 0, nullptr, 42);
         TokenSource data = TokenSource::synthetic(m.vocab_size, 3);
@@ -67,8 +69,8 @@ struct OneRankModel {
     }
 };
 
-void check_gradients(bool llama) {
-    OneRankModel model(llama);
+void check_gradients(const std::string& preset) {
+    OneRankModel model(preset);
     model.loss();
     std::vector<std::vector<float>> all_grads;
     for (ParamBuffer* buf : model.chunk->buffers()) {
@@ -118,11 +120,12 @@ TrainOptions tiny_run(const char* model, Recompute recompute) {
 
 }  // namespace
 
-TEST(SingleRankModel, GptGradientsMatchFiniteDifferences) { check_gradients(false); }
-TEST(SingleRankModel, LlamaGradientsMatchFiniteDifferences) { check_gradients(true); }
+TEST(SingleRankModel, GptGradientsMatchFiniteDifferences) { check_gradients("tiny-gpt"); }
+TEST(SingleRankModel, LlamaGradientsMatchFiniteDifferences) { check_gradients("tiny-llama"); }
+TEST(SingleRankModel, Qwen3GradientsMatchFiniteDifferences) { check_gradients("tiny-qwen3"); }
 
 TEST(SingleRankModel, RecomputationChangesNoBitAndLossFalls) {
-    for (const char* model : {"tiny-gpt", "tiny-llama"}) {
+    for (const char* model : {"tiny-gpt", "tiny-llama", "tiny-qwen3"}) {
         const RunResult none = train(tiny_run(model, Recompute::none), make_self_communicator());
         const RunResult selective = train(tiny_run(model, Recompute::selective), make_self_communicator());
         const RunResult full = train(tiny_run(model, Recompute::full), make_self_communicator());
