@@ -165,7 +165,17 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.num_kv_heads = int(first_int({"num_key_value_heads"}, type == "mistral" ? 8 : m.num_attention_heads));
         m.ffn_hidden_size = int(first_int({"intermediate_size"}, std::nullopt));
         m.vocab_size = first_int({"vocab_size"}, std::nullopt);
+        // The default training length: the context the model was pretrained at. A config whose
+        // RoPE was stretched afterwards (Llama 3.1's rope_scaling, Phi-3's long variants) keeps it
+        // as original_max_position_embeddings; max_position_embeddings is the stretched context.
         m.seq_length = int(first_int({"max_position_embeddings"}, 4096));
+        if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) {
+            ObjectReader rs = r.object("rope_scaling");
+            if (rs.has("original_max_position_embeddings"))
+                m.seq_length = int(rs.integer("original_max_position_embeddings", std::nullopt, 1, kMaxSeqLength));
+        } else if (r.has("original_max_position_embeddings")) {
+            m.seq_length = int(r.integer("original_max_position_embeddings", std::nullopt, 1, kMaxSeqLength));
+        }
         std::string act = r.string("hidden_act", std::string("silu"));
         m.activation = (act == "silu" || act == "swish") ? Activation::swiglu : Activation::gelu;
         m.norm = Norm::rmsnorm;

@@ -73,6 +73,24 @@ TEST(ModelSpec, QkNormFamiliesDetected) {
         "vocab_size": 100, "qk_norm": "yes"})"), "t.json"), InputError);
 }
 
+TEST(ModelSpec, StretchedRopeTrainsAtItsOriginalContextByDefault) {
+    // Llama 3.1 8B's config.json: max_position_embeddings 131072 after its llama3 RoPE scaling of
+    // an 8192-token pretraining context (Dubey et al. 2024, §3.4: long-context pre-training last).
+    auto llama31 = parse_model(json::parse(R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+        "max_position_embeddings": 131072, "rope_theta": 500000.0, "rope_scaling": {"factor": 8.0,
+        "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+        "rope_type": "llama3"}})"), "c.json");
+    EXPECT_EQ(llama31.seq_length, 8192);
+    // Phi-3's long variants keep it at the top level; without either, max_position_embeddings.
+    auto phi = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/phi3-mini-4k-config.json");
+    EXPECT_EQ(phi.seq_length, 4096);
+    EXPECT_EQ(load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/qwen3-8b-config.json").seq_length, 40960);
+    EXPECT_THROW(parse_model(json::parse(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+        "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "rope_scaling":
+        {"original_max_position_embeddings": "long"}})"), "c.json"), InputError);
+}
+
 TEST(ModelSpec, MixtureOfExpertsRefusedByName) {
     try {
         load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/mixtral-8x7b-config.json");
