@@ -61,7 +61,8 @@ FlopsPerToken flops_per_token(const ModelSpec& m, int s, Recompute recompute, do
     const double L = m.num_layers;
     // Per token per layer: 2 FLOPs per matmul weight; attention QK^T and PV each 2*s*(H*d).
     const double layer_matmul = 2.0 * double(layer_matmul_weights(m));
-    const double attention = 4.0 * double(s) * double(m.q_size());
+    // A sliding window narrows the square to a band: each query counts the keys it may attend to.
+    const double attention = 4.0 * m.attended_keys(s) * double(m.q_size());
     f.forward_attention = L * attention;
     f.forward_layers = L * (layer_matmul + attention);
     f.forward_lm_head = 2.0 * double(m.vocab_size) * m.hidden_size;

@@ -3,7 +3,8 @@
 // FLOP convention (Narayanan et al. 2021, eq. 3; Chowdhery et al. 2022, app. B): a GEMM with
 // an (m x k) by (k x n) product costs 2mkn; backward costs twice forward; attention's two
 // batched products (QK^T and PV) are counted over the full s x s square (not halved for the
-// causal mask). Model FLOPs per token = 6 * (matmul weights) + 12 * L * (H * d) * s; norms,
+// causal mask; with a sliding window of w < s, over the s x w band). Model FLOPs per token =
+// 6 * (matmul weights) + 12 * L * (H * d) * s; norms,
 // activations and softmax are left out, as every published MFU figure leaves them out.
 #pragma once
 #include <cstdint>

@@ -60,6 +60,7 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     m.qkv_bias = r.boolean("qkv_bias", false);
     const std::string qk = r.choice("qk_norm", {"none", "per_head", "full_width"}, std::string("none"));
     m.qk_norm = qk == "per_head" ? QkNorm::per_head : qk == "full_width" ? QkNorm::full_width : QkNorm::none;
+    m.sliding_window = int(r.integer("sliding_window", 0, 0, kMaxSeqLength));
     m.max_position_embeddings = int(r.integer(
         "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
     m.rope_theta = r.number("rope_theta", 10000.0);
@@ -190,6 +191,16 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         // k_norm over KV heads x head_dim). Neither has a config key for it.
         if (type == "qwen3") m.qk_norm = QkNorm::per_head;
         if (type == "olmo2") m.qk_norm = QkNorm::full_width;
+        // Sliding-window attention: Mistral 7B v0.1 (4096) and Phi-3 set sliding_window; Qwen2/3
+        // list one that applies only with use_sliding_window, and then only above
+        // max_window_layers, a per-layer mix that is not modelled.
+        const bool window_switch = type == "qwen2" || type == "qwen3";
+        if (window_switch && r.has("use_sliding_window") && r.boolean("use_sliding_window"))
+            throw input_error(file, "use_sliding_window",
+                              "false (sliding windows on some layers only are not modelled)", "true");
+        r.ignore({"use_sliding_window", "max_window_layers"});
+        if (!window_switch && r.has("sliding_window") && !r.raw("sliding_window").is_null())
+            m.sliding_window = int(r.integer("sliding_window", std::nullopt, 0, kMaxSeqLength));
     }
     if (m.hidden_size % m.num_attention_heads != 0 && !r.has("head_dim"))
         throw input_error(file, "hidden_size",
@@ -248,6 +259,7 @@ json to_json(const ModelSpec& m) {
               {"qkv_bias", m.qkv_bias},
               {"norm_epsilon", m.norm_epsilon}};
     if (m.qk_norm != QkNorm::none) j["qk_norm"] = to_string(m.qk_norm);
+    if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
     if (m.position_embedding == PositionEmbedding::rope) j["rope_theta"] = m.rope_theta;
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;

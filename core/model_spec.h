@@ -32,6 +32,7 @@ struct ModelSpec {
     bool linear_bias = false;    // biases on every linear layer (GPT-2, GPT-NeoX)
     bool qkv_bias = false;       // biases on Q, K, V only (Qwen2)
     QkNorm qk_norm = QkNorm::none;
+    int sliding_window = 0;      // each query attends to at most this many keys, itself included (0: all before it)
     int max_position_embeddings = 0;  // rows of the learned position table (learned only)
     double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
     double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon
@@ -39,6 +40,8 @@ struct ModelSpec {
 
     int q_size() const { return num_attention_heads * head_dim; }
     int kv_size() const { return num_kv_heads * head_dim; }
+    // Keys a query at the end of a `seq`-token sequence attends to.
+    double attended_keys(double seq) const { return sliding_window > 0 && sliding_window < seq ? sliding_window : seq; }
     // KV width one of `tp` tensor-parallel ranks holds: its share of the KV heads, at least one
     // head (with fewer KV heads than ranks, each head is replicated).
     double kv_size_per_tp_rank(int tp) const { return (num_kv_heads > tp ? double(num_kv_heads) / tp : 1.0) * head_dim; }

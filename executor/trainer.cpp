@@ -48,6 +48,11 @@ void check_executable(const ModelSpec& m, const Plan& p, int world_size, const s
                                                   "the vocabulary)", m.vocab_size),
                           std::to_string(p.tp));
     check_model_executable(m, "model " + m.name);
+    if (m.sliding_window > 0 && m.sliding_window < p.seq_length)
+        throw input_error(file, "seq_length",
+                          fmt::format("at most the model's sliding window of {} tokens (the executor's attention has no "
+                                      "window; tessel simulate and plan model it)", m.sliding_window),
+                          std::to_string(p.seq_length));
     if (m.position_embedding == PositionEmbedding::rope && m.head_dim % 2 != 0)
         throw input_error(file, "head_dim", "an even head dimension for RoPE", std::to_string(m.head_dim));
     const long long tokens = 1LL * p.microbatch_size * p.seq_length;

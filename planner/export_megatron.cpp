@@ -139,6 +139,10 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                       p.zero_stage));
     if (p.placement != "tp-cp-dp-pp")
         e.notes.push_back("placement " + p.placement + " differs from Megatron's rank order tp-cp-dp-pp");
+    if (m.sliding_window > 0 && m.sliding_window < p.seq_length)
+        e.notes.push_back(fmt::format("sliding-window attention ({} keys) has no launch flag here: set Megatron-Core's "
+                                      "TransformerConfig.window_size in the model provider, or the run attends to the "
+                                      "whole sequence", m.sliding_window));
     if (m.qk_norm == QkNorm::full_width)
         e.notes.push_back("--qk-layernorm normalises each head's query and key; this model (OLMo 2) normalises the "
                           "whole projections, which Megatron-LM has no flag for");

@@ -55,12 +55,22 @@ constexpr double kFlash1BlockOverhead = 0.6;
 constexpr double kDeviceCopyEfficiency = 0.87;
 }  // namespace
 
+namespace {
+// Key blocks a causal fused kernel visits over all nb query blocks of a square: blocks on and
+// below the diagonal run whole (the diagonal ones half wasted), so query block j visits j + 1. A
+// sliding window of w keys caps that at the blocks its band touches, ceil(w / block) + 1.
+double causal_blocks_visited(double nb, double window) {
+    const double band = window > 0 ? std::ceil(window / kAttentionBlock) + 1.0 : nb;
+    if (band >= nb) return nb * (nb + 1.0) / 2.0;
+    return band * (band + 1.0) / 2.0 + (nb - band) * band;
+}
+}  // namespace
+
 double AttentionShape::forward_flops() const {
     double pairs = seq_q * seq_kv;
     if (causal && kernel != AttentionKernel::unfused) {
-        // Blocks on and below the diagonal run whole; the diagonal ones are half wasted.
         const double nb = std::max(1.0, std::ceil(seq_kv / kAttentionBlock));
-        pairs *= (nb + 1.0) / (2.0 * nb);
+        pairs *= causal_blocks_visited(nb, window) / (nb * nb);
     }
     return 4.0 * batch_heads * pairs * head_dim;
 }
@@ -146,7 +156,7 @@ double ComputeModel::attention_efficiency(const AttentionShape& a, bool forward)
     // Sequence ramp: key-block iterations per query block against that plus the block's fixed
     // cost. The efficiencies are long-sequence limits, so the ramp tends to 1.
     const double nb = std::max(1.0, std::ceil(a.seq_kv / kAttentionBlock));
-    const double iterations = a.causal ? (nb + 1.0) / 2.0 : nb;
+    const double iterations = a.causal ? causal_blocks_visited(nb, a.window) / nb : nb;
     const double overhead = v1 ? kFlash1BlockOverhead : kFlash2BlockOverhead;
     const double ramp = iterations / (iterations + overhead);
     return base * std::min(1.0, dim) * fill * ramp;

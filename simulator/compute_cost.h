@@ -43,6 +43,7 @@ struct AttentionShape {
     bool causal = true;
     AttentionKernel kernel = AttentionKernel::flash;
     bool dropout = false;  // attention dropout (the unfused kernel stores its mask)
+    double window = 0;     // sliding window: keys each query attends to at most (0: none; fused causal kernels)
     // FLOPs of QK^T and PV over the blocks the kernel visits (flash and causal: the lower
     // triangle, diagonal blocks whole; unfused: the whole square, masked afterwards).
     double forward_flops() const;

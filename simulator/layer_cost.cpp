@@ -101,6 +101,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
 
     AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, double(p.seq_length) / p.cp,
                         double(p.seq_length), double(m.head_dim), true, o.attention, o.dropout};
+    attn.window = m.sliding_window;  // context parallelism's ring (below) still visits every chunk
     // Context parallelism: the ring attention of ring_attention_cost (its kernels, merges and the
     // part of the K/V exchange the kernels do not hide).
     RingAttentionCost ring;

@@ -67,6 +67,18 @@ TEST(ParameterCount, QkNormFamiliesMatchTheirModelCards) {
     EXPECT_EQ(count_parameters(load_model(dir + "/hf/phi3-mini-4k-config.json")).total, 3821079552);
 }
 
+TEST(Flops, SlidingWindowCountsTheBand) {
+    // Mistral 7B v0.1 (sliding_window 4096): at 8192 tokens each query counts 4096 keys, so the
+    // attention term is 12 L (H d) 4096 per token, the same as a full model's at 4096 tokens.
+    ModelSpec m = load_model("llama2-7b");
+    const double at4096 = flops_per_token(m, 4096).model;
+    const double full8192 = flops_per_token(m, 8192).model;
+    m.sliding_window = 4096;
+    EXPECT_DOUBLE_EQ(flops_per_token(m, 8192).model, at4096);
+    EXPECT_DOUBLE_EQ(full8192 - at4096, 12.0 * m.num_layers * m.q_size() * 4096);
+    EXPECT_DOUBLE_EQ(flops_per_token(m, 2048).model, flops_per_token(load_model("llama2-7b"), 2048).model);
+}
+
 TEST(ParameterCount, EmbeddingSplit) {
     auto c = count_parameters(load_model("llama3-8b"));
     EXPECT_EQ(c.embedding, 2 * 128256LL * 4096);  // token table + untied LM head

@@ -91,6 +91,30 @@ TEST(ModelSpec, StretchedRopeTrainsAtItsOriginalContextByDefault) {
         {"original_max_position_embeddings": "long"}})"), "c.json"), InputError);
 }
 
+TEST(ModelSpec, SlidingWindowsRead) {
+    const std::string dir = TESSEL_TEST_DATA_DIR;
+    EXPECT_EQ(load_model(dir + "/hf/phi3-mini-4k-config.json").sliding_window, 2047);
+    EXPECT_EQ(load_model(dir + "/hf/qwen3-8b-config.json").sliding_window, 0);  // use_sliding_window false
+    auto mistral = parse_model(json::parse(R"({"model_type": "mistral", "num_hidden_layers": 32, "hidden_size": 4096,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+        "max_position_embeddings": 32768, "sliding_window": 4096})"), "c.json");
+    EXPECT_EQ(mistral.sliding_window, 4096);
+    EXPECT_EQ(parse_model(to_json(mistral), "c.json").sliding_window, 4096);
+    auto v03 = parse_model(json::parse(R"({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100,
+        "sliding_window": null})"), "c.json");
+    EXPECT_EQ(v03.sliding_window, 0);
+    // Qwen2/3 windows on the upper layers only: refused, naming the switch.
+    try {
+        parse_model(json::parse(R"({"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 64,
+            "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "use_sliding_window": true,
+            "sliding_window": 32, "max_window_layers": 1})"), "c.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("use_sliding_window"), std::string::npos) << e.what();
+    }
+}
+
 TEST(ModelSpec, MixtureOfExpertsRefusedByName) {
     try {
         load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/mixtral-8x7b-config.json");

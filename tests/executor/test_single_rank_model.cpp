@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/errors.h"
 #include "core/presets.h"
 #include "executor/model_chunk.h"
 #include "executor/timed_backend.h"
@@ -142,6 +143,28 @@ TEST(SingleRankModel, RecomputationChangesNoBitAndLossFalls) {
         EXPECT_EQ(none.losses, partial.losses) << model;
         EXPECT_LT(partial.memory.activations, none.memory.activations) << model;
         EXPECT_GT(partial.memory.activations, full.memory.activations) << model;
+    }
+}
+
+TEST(SingleRankModel, SequencesBeyondASlidingWindowAreRefused) {
+    // The executor's attention has no window: a sequence within it runs as full causal attention
+    // (the same thing); a longer one is bad input naming the plan's key.
+    ModelSpec m = load_model("tiny-llama");
+    m.sliding_window = 64;
+    Plan p;
+    p.global_batch_size = 2;
+    p.microbatch_size = 2;
+    p.seq_length = 64;
+    EXPECT_NO_THROW(check_executable(m, p, 1, "plan.json"));
+    p.seq_length = 128;
+    try {
+        check_executable(m, p, 1, "plan.json");
+        FAIL();
+    } catch (const InputError& e) {
+        const std::string s = e.what();
+        EXPECT_NE(s.find("plan.json"), std::string::npos) << s;
+        EXPECT_NE(s.find("seq_length"), std::string::npos) << s;
+        EXPECT_NE(s.find("sliding window of 64"), std::string::npos) << s;
     }
 }
 

@@ -212,6 +212,29 @@ TEST(KernelCosts, QkNormStreamsTheQueriesAndKeysOnceEachWay) {
     }
 }
 
+TEST(KernelCosts, SlidingWindowVisitsOnlyTheBandsKeyBlocks) {
+    // 4096 tokens in blocks of 128: 32 query blocks, block j visits j + 1 key blocks causally
+    // (528 of 1024). A window of 1024 keys touches ceil(1024/128) + 1 = 9 blocks: 1 + ... + 9 for
+    // the first nine query blocks, 9 for each of the other 23: 45 + 207 = 252.
+    AttentionShape full{32, 4096, 4096, 128, true, AttentionKernel::flash};
+    AttentionShape band = full;
+    band.window = 1024;
+    EXPECT_DOUBLE_EQ(full.forward_flops(), 4.0 * 32 * 4096.0 * 4096 * 128 * 528 / 1024);
+    EXPECT_DOUBLE_EQ(band.forward_flops(), 4.0 * 32 * 4096.0 * 4096 * 128 * 252 / 1024);
+    // A window as long as the sequence changes nothing; the unfused kernel computes the square.
+    AttentionShape wide = full;
+    wide.window = 4096;
+    EXPECT_DOUBLE_EQ(wide.forward_flops(), full.forward_flops());
+    AttentionShape unfused = band;
+    unfused.kernel = AttentionKernel::unfused;
+    EXPECT_DOUBLE_EQ(unfused.forward_flops(), 4.0 * 32 * 4096.0 * 4096 * 128);
+    // Fewer blocks per query block, so the band's kernel runs below the full one's rate but takes
+    // less time (the per-block ramp of attention_efficiency).
+    const ComputeModel gpu = bench_gpu("dgx-h100");
+    EXPECT_LT(gpu.attention_forward_time(band), gpu.attention_forward_time(full));
+    EXPECT_GT(gpu.attention_forward_time(band) / band.forward_flops(), gpu.attention_forward_time(full) / full.forward_flops());
+}
+
 TEST(KernelCosts, Fp32CrossEntropyStreamsTheLogitsSeveralTimes) {
     // Per logit: fused 2 bytes forward (one read) and 4 backward (read, write in place); fp32
     // eager 2 + 36 forward (cast, max, shift, exp, sum, normalise) and 12 + 2 backward.
