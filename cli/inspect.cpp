@@ -51,8 +51,11 @@ void run_inspect(const InspectArgs& a) {
     fmt::print("  layers {}, hidden {}, heads {} (kv {}, head dim {}), ffn {} ({}), vocab {}\n", m.num_layers,
                m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, m.ffn_hidden_size,
                to_string(m.activation), m.vocab_size);
-    fmt::print("  {} norm, {} positions, embeddings {}\n", to_string(m.norm), to_string(m.position_embedding),
-               m.tied_embeddings ? "tied" : "untied");
+    std::string attention;
+    if (m.qk_norm != QkNorm::none) attention += fmt::format(", QK norm {}", to_string(m.qk_norm));
+    if (m.sliding_window > 0) attention += fmt::format(", sliding window {}", m.sliding_window);
+    fmt::print("  {} norm, {} positions, embeddings {}{}\n", to_string(m.norm), to_string(m.position_embedding),
+               m.tied_embeddings ? "tied" : "untied", attention);
     fmt::print("parameters       {:>16L}  ({})\n", c.total, human(double(c.total)));
     fmt::print("  embedding      {:>16L}  ({})\n", c.embedding, human(double(c.embedding)));
     fmt::print("  non-embedding  {:>16L}  ({})\n", c.non_embedding, human(double(c.non_embedding)));
