@@ -75,7 +75,7 @@ void add_inspect(CLI::App& app) {
     auto args = std::make_shared<InspectArgs>();
     auto* cmd = app.add_subcommand("inspect", "Parameters, FLOPs per token and layer shapes of a model");
     cmd->footer("Example: tessel inspect --model llama3-8b --json");
-    cmd->add_option("--model", args->model, "preset name or path (native JSON or Hugging Face config.json)")->required();
+    cmd->add_option("--model", args->model, "preset name or path (native JSON, a Hugging Face config.json or the model folder holding it)")->required();
     cmd->add_option("--seq", args->seq, "sequence length for attention FLOPs (default: the model's)");
     cmd->add_flag("--json", args->json, "print JSON");
     cmd->callback([args] { run_inspect(*args); });

@@ -138,7 +138,7 @@ void add_run(CLI::App& app) {
         "stream is used;\n--data reads flat uint16 token ids (nanoGPT/llm.c .bin). MFU is measured against the "
         "--cluster's peak, or an sgemm\nmeasured at start-up. Optimizer: AdamW, lr 1e-3, betas 0.9/0.95, weight "
         "decay 0.1 on matrices.");
-    cmd->add_option("--model", args->model, "preset name or path (native JSON or Hugging Face config.json)")
+    cmd->add_option("--model", args->model, "preset name or path (native JSON, a Hugging Face config.json or the model folder holding it)")
         ->required();
     add_plan_flags(*cmd, args->plan, false);
     cmd->add_option("--backend", args->backend, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));

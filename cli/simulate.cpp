@@ -121,7 +121,7 @@ void add_simulate(CLI::App& app) {
         "Example: tessel simulate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 16 "
         "--microbatch-size 1 --global-batch-size 1536 --virtual-stages 2 --sequence-parallel true "
         "--recompute selective --trace trace.json --json result.json");
-    cmd->add_option("--model", args->model, "preset name or path (native JSON or Hugging Face config.json)")->required();
+    cmd->add_option("--model", args->model, "preset name or path (native JSON, a Hugging Face config.json or the model folder holding it)")->required();
     cmd->add_option("--cluster", args->cluster, "preset name or path")->required();
     cmd->add_option("--gpus", args->gpus, "resize the cluster to N GPUs (default: tp*pp*dp*cp of the plan fills it)");
     cmd->add_option("--gpus-per-node", args->gpus_per_node,

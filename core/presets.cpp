@@ -61,6 +61,15 @@ json load_json(const std::string& kind, const std::string& name_or_path, std::st
 }
 
 ModelSpec load_model(const std::string& name_or_path) {
+    // A downloaded Hugging Face model is a folder: its shape is the config.json inside.
+    std::error_code ec;
+    if (std::filesystem::is_directory(name_or_path, ec)) {
+        const std::filesystem::path config = std::filesystem::path(name_or_path) / "config.json";
+        if (!std::filesystem::is_regular_file(config, ec))
+            throw InputError(fmt::format("{}: a folder without a config.json; expected a model JSON file, a Hugging "
+                                         "Face model folder or a preset name", name_or_path));
+        return load_model(config.string());
+    }
     std::string origin;
     json j = load_json("models", name_or_path, &origin);
     return parse_model(j, origin);

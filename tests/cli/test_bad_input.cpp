@@ -77,7 +77,7 @@ std::vector<BadInput> cases() {
         {"unknown cluster preset", nullptr, {"simulate", "--model", "tiny-llama", "--cluster", "dgx-z900", "--tp", "1"}, 2,
          {"unknown cluster preset 'dgx-z900'", "dgx-h100"}},
         {"missing file", nullptr, {"inspect", "--model", "%/absent.json"}, 2, {"absent.json: no such file"}},
-        {"unreadable file (a folder)", nullptr, {"inspect", "--model", "%"}, 2, {"is a directory"}},
+        {"unreadable file (a folder)", nullptr, {"inspect", "--model", "%"}, 2, {"a folder without a config.json"}},
         {"output in a missing folder", cluster_ok.c_str(),
          {"simulate", "--model", "tiny-llama", "--cluster", "@", "--tp", "2", "--json", "%/no/such/dir/out.json"}, 2,
          {"out.json", "does not exist"}},

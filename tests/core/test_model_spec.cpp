@@ -1,6 +1,8 @@
 // Model parsing: native and Hugging Face configs, detected by their keys.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "core/errors.h"
 #include "core/model_spec.h"
 #include "core/presets.h"
@@ -113,6 +115,26 @@ TEST(ModelSpec, SlidingWindowsRead) {
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("use_sliding_window"), std::string::npos) << e.what();
     }
+}
+
+TEST(ModelSpec, HuggingFaceModelFolderReadsItsConfig) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(::testing::TempDir()) / "tessel-hf-folder-test";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "Qwen3-8B");
+    fs::copy_file(fs::path(TESSEL_TEST_DATA_DIR) / "hf" / "qwen3-8b-config.json", dir / "Qwen3-8B" / "config.json");
+    const ModelSpec m = load_model((dir / "Qwen3-8B").string());
+    EXPECT_EQ(m.source, "huggingface:qwen3");
+    EXPECT_EQ(m.num_layers, 36);
+    // A folder without one says what it looked for.
+    fs::create_directories(dir / "empty");
+    try {
+        load_model((dir / "empty").string());
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("config.json"), std::string::npos) << e.what();
+    }
+    fs::remove_all(dir);
 }
 
 TEST(ModelSpec, MixtureOfExpertsRefusedByName) {
