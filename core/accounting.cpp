@@ -25,20 +25,22 @@ std::vector<LayerShape> layer_shapes(const ModelSpec& m) {
     }
     s.push_back({"attention.out.weight", {h, q}});
     if (m.linear_bias) s.push_back({"attention.out.bias", {h}});
+    if (m.sandwich_norms) s.push_back({"attention_post_norm.weight", {h}});
     s.push_back({"mlp_norm.weight", {h}});
     if (ln) s.push_back({"mlp_norm.bias", {h}});
-    const std::int64_t up = m.activation == Activation::swiglu ? 2 * f : f;
+    const std::int64_t up = m.gated_mlp() ? 2 * f : f;
     s.push_back({"mlp.up.weight", {up, h}});
     if (m.linear_bias) s.push_back({"mlp.up.bias", {up}});
     s.push_back({"mlp.down.weight", {h, f}});
     if (m.linear_bias) s.push_back({"mlp.down.bias", {h}});
+    if (m.sandwich_norms) s.push_back({"mlp_post_norm.weight", {h}});
     return s;
 }
 
 std::int64_t layer_matmul_weights(const ModelSpec& m) {
     const std::int64_t h = m.hidden_size, f = m.ffn_hidden_size;
     const std::int64_t attn = h * (m.q_size() + 2 * std::int64_t(m.kv_size())) + std::int64_t(m.q_size()) * h;
-    const std::int64_t mlp = (m.activation == Activation::swiglu ? 3 : 2) * h * f;
+    const std::int64_t mlp = (m.gated_mlp() ? 3 : 2) * h * f;
     return attn + mlp;
 }
 

@@ -1,12 +1,21 @@
 #include "core/model_spec.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/errors.h"
 
 namespace tessel {
 
-const char* to_string(Activation a) { return a == Activation::gelu ? "gelu" : "swiglu"; }
+const char* to_string(Activation a) {
+    switch (a) {
+        case Activation::swiglu: return "swiglu";
+        case Activation::geglu: return "geglu";
+        case Activation::gelu: break;
+    }
+    return "gelu";
+}
 const char* to_string(Norm n) { return n == Norm::layernorm ? "layernorm" : "rmsnorm"; }
 const char* to_string(PositionEmbedding p) { return p == PositionEmbedding::rope ? "rope" : "learned"; }
 const char* to_string(QkNorm q) {
@@ -46,8 +55,8 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     m.ffn_hidden_size = int(r.integer("ffn_hidden_size", std::int64_t(4) * m.hidden_size, 1, kMaxFfnHiddenSize));
     m.vocab_size = r.integer("vocab_size", std::nullopt, 1, std::int64_t(1) << 32);
     m.seq_length = int(r.integer("seq_length", 2048, 1, kMaxSeqLength));
-    m.activation = r.choice("activation", {"gelu", "swiglu"}, std::string("gelu")) == "gelu" ? Activation::gelu
-                                                                                           : Activation::swiglu;
+    const std::string act = r.choice("activation", {"gelu", "swiglu", "geglu"}, std::string("gelu"));
+    m.activation = act == "swiglu" ? Activation::swiglu : act == "geglu" ? Activation::geglu : Activation::gelu;
     m.norm = r.choice("norm", {"layernorm", "rmsnorm"}, std::string("layernorm")) == "layernorm" ? Norm::layernorm
                                                                                                 : Norm::rmsnorm;
     m.position_embedding = r.choice("position_embedding", {"rope", "learned"}, std::string("learned")) == "rope"
@@ -61,6 +70,9 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     const std::string qk = r.choice("qk_norm", {"none", "per_head", "full_width"}, std::string("none"));
     m.qk_norm = qk == "per_head" ? QkNorm::per_head : qk == "full_width" ? QkNorm::full_width : QkNorm::none;
     m.sliding_window = int(r.integer("sliding_window", 0, 0, kMaxSeqLength));
+    m.sliding_window_pattern = int(r.integer("sliding_window_pattern", 0, 0, kMaxNumLayers));
+    m.sandwich_norms = r.boolean("sandwich_norms", false);
+    m.logit_softcap = r.boolean("logit_softcap", false);
     m.max_position_embeddings = int(r.integer(
         "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
     m.rope_theta = r.number("rope_theta", 10000.0);
@@ -87,7 +99,9 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
     static const std::vector<std::string> mixture_of_experts = {
         "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmoe", "dbrx", "llama4",
         "llama4_text", "gpt_oss", "granitemoe", "phimoe", "jamba", "jetmoe", "minimax", "glm4_moe"};
-    const char* kSupported = "a supported architecture (llama, mistral, qwen2, qwen3, phi3, olmo2, gpt2, gpt_neox, falcon)";
+    const char* kSupported =
+        "a supported architecture (llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2, gemma3_text, gpt2, gpt_neox, "
+        "falcon)";
     if (std::find(mixture_of_experts.begin(), mixture_of_experts.end(), type) != mixture_of_experts.end())
         throw input_error(file, "model_type",
                           std::string(kSupported) + "; mixture-of-experts models are not modelled",
@@ -96,9 +110,10 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         if (r.has(k) && r.raw(k).is_number_integer() && r.raw(k).get<std::int64_t>() > 1)
             throw input_error(file, k, "no routed experts (mixture-of-experts models are not modelled)",
                               r.raw(k).dump());
-    static const std::vector<std::string> supported = {"llama",  "mistral",   "qwen2",  "qwen3",
-                                                       "phi3",   "olmo2",     "gpt2",   "gpt_neox",
-                                                       "falcon", "RefinedWeb", "RefinedWebModel"};
+    static const std::vector<std::string> supported = {"llama",   "mistral",     "qwen2",     "qwen3",  "phi3",
+                                                       "olmo2",   "gemma",       "gemma2",    "gemma3_text",
+                                                       "gpt2",    "gpt_neox",    "falcon",    "RefinedWeb",
+                                                       "RefinedWebModel"};
     if (std::find(supported.begin(), supported.end(), type) == supported.end())
         throw input_error(file, "model_type", kSupported, "\"" + type + "\"");
 
@@ -159,7 +174,7 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.linear_bias = r.boolean("bias", false);
         r.ignore({"parallel_attn", "num_ln_in_parallel_attn", "layer_norm_epsilon", "hidden_dropout",
                   "attention_dropout"});
-    } else {  // llama, mistral, qwen2, qwen3, phi3, olmo2
+    } else {  // llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2, gemma3_text
         m.num_layers = int(first_int({"num_hidden_layers"}, std::nullopt));
         m.hidden_size = int(first_int({"hidden_size"}, std::nullopt));
         m.num_attention_heads = int(first_int({"num_attention_heads"}, std::nullopt));
@@ -177,11 +192,18 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         } else if (r.has("original_max_position_embeddings")) {
             m.seq_length = int(r.integer("original_max_position_embeddings", std::nullopt, 1, kMaxSeqLength));
         }
-        std::string act = r.string("hidden_act", std::string("silu"));
-        m.activation = (act == "silu" || act == "swish") ? Activation::swiglu : Activation::gelu;
+        // Gemma names its gated GELU hidden_activation (hidden_act in its first configs).
+        const bool gemma = type.rfind("gemma", 0) == 0;
+        std::string act = r.has("hidden_activation") && r.raw("hidden_activation").is_string()
+                              ? r.string("hidden_activation")
+                              : r.string("hidden_act", std::string(gemma ? "gelu_pytorch_tanh" : "silu"));
+        r.ignore({"hidden_act", "hidden_activation"});
+        m.activation = (act == "silu" || act == "swish") ? Activation::swiglu
+                       : gemma                           ? Activation::geglu
+                                                         : Activation::gelu;
         m.norm = Norm::rmsnorm;
         m.position_embedding = PositionEmbedding::rope;
-        m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+        m.tied_embeddings = r.boolean("tie_word_embeddings", gemma);  // Gemma ties them and lists no key
         m.linear_bias = r.boolean("mlp_bias", false) && r.boolean("attention_bias", false);
         // Qwen2 builds q/k/v with bias=True and has no config key for it (modeling_qwen2.py).
         m.qkv_bias = type == "qwen2" || r.boolean("attention_bias", false);
@@ -189,8 +211,26 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         // Qwen3 normalises each head's query and key (modeling_qwen3: q_norm, k_norm over
         // head_dim); OLMo 2 the whole projections (modeling_olmo2: q_norm over heads x head_dim,
         // k_norm over KV heads x head_dim). Neither has a config key for it.
-        if (type == "qwen3") m.qk_norm = QkNorm::per_head;
+        if (type == "qwen3" || type == "gemma3_text") m.qk_norm = QkNorm::per_head;
         if (type == "olmo2") m.qk_norm = QkNorm::full_width;
+        // Gemma 2 and 3 (modeling_gemma2/3): pre- and post-norms around attention and the MLP, and
+        // windowed attention on all but every 2nd (Gemma 2) or every sliding_window_pattern-th
+        // (Gemma 3) layer; Gemma 2 soft-caps the logits (final_logit_softcapping). Its attention
+        // soft-cap runs inside the fused kernel and is not priced.
+        if (type == "gemma2" || type == "gemma3_text") {
+            m.sandwich_norms = true;
+            m.sliding_window_pattern = type == "gemma2" ? 2 : 6;
+            if (r.has("sliding_window_pattern")) m.sliding_window_pattern = int(r.integer("sliding_window_pattern", 6, 1, kMaxNumLayers));
+            if (r.has("layer_types") && r.raw("layer_types").is_array()) {
+                // transformers v4.53+: one entry per layer; the pattern is the layers per global one.
+                long long full = 0, all = 0;
+                for (const auto& t : r.raw("layer_types")) { ++all; full += t == "full_attention"; }
+                if (full > 0) m.sliding_window_pattern = int(std::llround(double(all) / double(full)));
+            }
+        }
+        if (r.has("final_logit_softcapping") && r.raw("final_logit_softcapping").is_number())
+            m.logit_softcap = r.number("final_logit_softcapping") > 0;
+        r.ignore({"final_logit_softcapping", "attn_logit_softcapping", "query_pre_attn_scalar", "rope_local_base_freq"});
         // Sliding-window attention: Mistral 7B v0.1 (4096) and Phi-3 set sliding_window; Qwen2/3
         // list one that applies only with use_sliding_window, and then only above
         // max_window_layers, a per-layer mix that is not modelled.
@@ -260,6 +300,9 @@ json to_json(const ModelSpec& m) {
               {"norm_epsilon", m.norm_epsilon}};
     if (m.qk_norm != QkNorm::none) j["qk_norm"] = to_string(m.qk_norm);
     if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
+    if (m.sliding_window_pattern > 0) j["sliding_window_pattern"] = m.sliding_window_pattern;
+    if (m.sandwich_norms) j["sandwich_norms"] = true;
+    if (m.logit_softcap) j["logit_softcap"] = true;
     if (m.position_embedding == PositionEmbedding::rope) j["rope_theta"] = m.rope_theta;
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;

@@ -8,7 +8,8 @@
 
 namespace tessel {
 
-enum class Activation { gelu, swiglu };
+// geglu: the gated GELU of Gemma (GELU-tanh of the gate times the up projection), SwiGLU's shapes.
+enum class Activation { gelu, swiglu, geglu };
 enum class Norm { layernorm, rmsnorm };
 enum class PositionEmbedding { rope, learned };
 // RMSNorm of the queries and keys after their projections, before RoPE: per head over head_dim
@@ -33,6 +34,9 @@ struct ModelSpec {
     bool qkv_bias = false;       // biases on Q, K, V only (Qwen2)
     QkNorm qk_norm = QkNorm::none;
     int sliding_window = 0;      // each query attends to at most this many keys, itself included (0: all before it)
+    int sliding_window_pattern = 0;  // > 1: every such layer attends to the whole sequence (Gemma 2: 2, Gemma 3: 6)
+    bool sandwich_norms = false;     // a norm after the attention and after the MLP as well (Gemma 2 and 3)
+    bool logit_softcap = false;      // the logits pass through c * tanh(x / c) before the loss (Gemma 2)
     int max_position_embeddings = 0;  // rows of the learned position table (learned only)
     double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
     double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon
@@ -40,8 +44,18 @@ struct ModelSpec {
 
     int q_size() const { return num_attention_heads * head_dim; }
     int kv_size() const { return num_kv_heads * head_dim; }
-    // Keys a query at the end of a `seq`-token sequence attends to.
-    double attended_keys(double seq) const { return sliding_window > 0 && sliding_window < seq ? sliding_window : seq; }
+    bool gated_mlp() const { return activation != Activation::gelu; }
+    // Share of the layers whose attention is windowed (when there is a window).
+    double windowed_layer_fraction() const {
+        if (sliding_window <= 0) return 0.0;
+        return sliding_window_pattern > 1 ? double(sliding_window_pattern - 1) / sliding_window_pattern : 1.0;
+    }
+    // Keys a query at the end of a `seq`-token sequence attends to, averaged over the layers.
+    double attended_keys(double seq) const {
+        const double windowed = sliding_window > 0 && sliding_window < seq ? sliding_window : seq;
+        const double f = windowed_layer_fraction();
+        return f * windowed + (1.0 - f) * seq;
+    }
     // KV width one of `tp` tensor-parallel ranks holds: its share of the KV heads, at least one
     // head (with fewer KV heads than ranks, each head is replicated).
     double kv_size_per_tp_rank(int tp) const { return (num_kv_heads > tp ? double(num_kv_heads) / tp : 1.0) * head_dim; }

@@ -143,6 +143,12 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
         e.notes.push_back(fmt::format("sliding-window attention ({} keys) has no launch flag here: set Megatron-Core's "
                                       "TransformerConfig.window_size in the model provider, or the run attends to the "
                                       "whole sequence", m.sliding_window));
+    if (m.activation == Activation::geglu)
+        e.notes.push_back("the MLP is a gated GELU (GeGLU), which has no launch flag: set Megatron-Core's "
+                          "gated_linear_unit with a GELU activation_func in the model provider");
+    if (m.sandwich_norms || m.logit_softcap)
+        e.notes.push_back("Gemma's post-attention and post-MLP norms and logit soft-cap have no Megatron-LM flag; the "
+                          "script builds a model without them");
     if (m.qk_norm == QkNorm::full_width)
         e.notes.push_back("--qk-layernorm normalises each head's query and key; this model (OLMo 2) normalises the "
                           "whole projections, which Megatron-LM has no flag for");

@@ -96,12 +96,17 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double h = m.hidden_size, q = m.q_size() / t;
     const double kv = m.kv_size_per_tp_rank(p.tp);
     const double f = m.ffn_hidden_size / t;
-    const double f_up = m.activation == Activation::swiglu ? 2.0 * f : f;
+    const double f_up = m.gated_mlp() ? 2.0 * f : f;
     const double act = T * h * E;  // one full activation tensor, the size of every TP collective
 
     AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, double(p.seq_length) / p.cp,
                         double(p.seq_length), double(m.head_dim), true, o.attention, o.dropout};
-    attn.window = m.sliding_window;  // context parallelism's ring (below) still visits every chunk
+    // Windowed layers (all, or all but every sliding_window_pattern-th) visit only the band; the
+    // layer's cost is the average over the layers. Context parallelism's ring (below) still visits
+    // every chunk.
+    AttentionShape windowed = attn;
+    windowed.window = m.sliding_window;
+    const double wf = m.windowed_layer_fraction();
     // Context parallelism: the ring attention of ring_attention_cost (its kernels, merges and the
     // part of the K/V exchange the kernels do not hide).
     RingAttentionCost ring;
@@ -120,8 +125,10 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         if (o.torch_context_parallel) r.kv_width = q;  // torchtitan's repeat_kv before SDPA
         ring = ring_attention_cost(r, gpu, cp);
     }
-    const double attn_f = gpu.attention_forward_time(attn);
-    const double attn_b = gpu.attention_backward_time(attn);
+    const double attn_f = wf * gpu.attention_forward_time(windowed) + (1.0 - wf) * gpu.attention_forward_time(attn);
+    const double attn_b = wf * gpu.attention_backward_time(windowed) + (1.0 - wf) * gpu.attention_backward_time(attn);
+    const double attn_flops_f = wf * windowed.forward_flops() + (1.0 - wf) * attn.forward_flops();
+    const double attn_flops_b = wf * windowed.backward_flops() + (1.0 - wf) * attn.backward_flops();
 
     BlockModels out;
     // ---- transformer layer ----
@@ -131,7 +138,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // Elementwise traffic, in bytes, by the stack's kernels (OverlapOptions::fused_elementwise).
     // A pass reads and writes each tensor once; `Tr` tokens for what sequence parallelism splits.
     const bool eager = !o.fused_elementwise;
-    const bool swiglu = m.activation == Activation::swiglu;
+    const bool swiglu = m.gated_mlp();  // SwiGLU or GeGLU: the same fused gated kernel's traffic
     const bool rope = m.position_embedding == PositionEmbedding::rope;
     const double mask = o.dropout ? Tr * h : 0.0;  // a 1-byte dropout mask per element
     // Bias, dropout and residual add after a projection: fused, one kernel reads the branch and
@@ -185,10 +192,11 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
     if (qk_elements > 0) b.memory(fwd, qk_norm_f, 2 * norm_f_kernels, "rmsnorm_forward");  // Q, K norms
     if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
-    const PassCost attention_fwd = p.cp > 1 ? ring.forward : fused_attention(attn_f, attn.forward_flops());
+    const PassCost attention_fwd = p.cp > 1 ? ring.forward : fused_attention(attn_f, attn_flops_f);
     fwd += attention_fwd;
     const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
+    if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-attention norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);                    // norm 2
     const double up_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, f_up); }();
@@ -197,11 +205,13 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.memory(fwd, act_f, swiglu ? k : 1, act_fwd);                      // GeLU / SwiGLU
     const double down_f = b.linear_forward(fwd, T, f, h);               // MLP down
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, down_f);
+    if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-MLP norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     L.forward = fwd;
 
     PassCost bwd;
     b.memory(bwd, 2.0 * branch_b, 2 * k, "residual_add");               // residual branches
+    if (m.sandwich_norms) b.memory(bwd, 2.0 * norm_b, 2 * norm_b_kernels, norm_bwd);  // post-norms
     const double down_b = b.linear_backward(bwd, T, f, h);
     // With sequence parallelism the backward gathers the MLP input again for the weight
     // gradient (beside the input-gradient GEMM) and reduce-scatters the input gradient.
@@ -212,7 +222,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);                    // norm 2 backward
     const double proj_b = b.linear_backward(bwd, T, q, h);
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
-    bwd += p.cp > 1 ? ring.backward : fused_attention(attn_b, attn.backward_flops());
+    bwd += p.cp > 1 ? ring.backward : fused_attention(attn_b, attn_flops_b);
     if (rope) b.memory(bwd, rope_bytes, eager ? 6 : 1);
     if (qk_elements > 0) b.memory(bwd, qk_norm_b, 2 * norm_b_kernels, "rmsnorm_backward");
     if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
@@ -256,6 +266,12 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // (Megatron's vocab_parallel_cross_entropy, PyTorch's F.cross_entropy on .float()): cast to
     // fp32 (read E, write 4), max (read 4), shift in place (8), exp in place (8), sum (4),
     // normalise in place (8); backward: scale the softmax in place (8), cast back (read 4, write E).
+    // Logit soft-cap (Gemma 2): c * tanh(x / c) reads and writes the logits; its backward reads
+    // the capped logits and their gradient and writes the gradient.
+    if (m.logit_softcap) {
+        b.memory(head.forward, 2.0 * T * V * E, 1);
+        b.memory(head.backward, 3.0 * T * V * E, 1);
+    }
     if (o.fused_cross_entropy) {
         b.memory(head.forward, T * V * E, 1, "cross_entropy_forward");
         b.memory(head.backward, T * V * 2.0 * E, 1, "cross_entropy_backward");

@@ -62,14 +62,15 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const Activatio
     const double t = p.tp;
     const double sb = double(p.seq_length) / p.cp * p.microbatch_size;  // tokens on this GPU
     const double h = m.hidden_size, q = m.q_size(), kv = m.kv_size_per_tp_rank(p.tp);
-    const double f = m.ffn_hidden_size, f_up = m.activation == Activation::swiglu ? 2.0 * f : f;
+    const double f = m.ffn_hidden_size, f_up = m.gated_mlp() ? 2.0 * f : f;
     const double heads = double(m.num_attention_heads) / t;
     const double s_kv = p.seq_length;  // keys each query attends over (all of them under cp)
     const double mask = o.dropout ? 1.0 : 0.0;
 
     // Terms tensor parallelism does not split unless sequence parallelism does.
     double replicated = sb * h * (E /*LN1 input*/ + G /*QKV input*/ + mask /*attention dropout*/ +
-                                  E /*LN2 input*/ + G /*MLP input*/ + mask /*MLP dropout*/);
+                                  E /*LN2 input*/ + G /*MLP input*/ + mask /*MLP dropout*/ +
+                                  (m.sandwich_norms ? 2.0 * E : 0.0) /*post-norm inputs*/);
     if (p.sequence_parallel) replicated /= t;
     // Terms split over the tensor-parallel ranks.
     double split = sb * (E * (q / t + kv) /*Q, K*/ + E * kv /*V*/ + G * q / t /*projection input*/ +
@@ -124,7 +125,7 @@ double layer_parameters_per_tp_rank(const ModelSpec& m, int tp) {
     const double h = m.hidden_size, q = m.q_size(), f = m.ffn_hidden_size;
     const double kv = m.kv_size_per_tp_rank(tp);
     const double attention = h * (q / tp + 2.0 * kv) + q / tp * h;
-    const double mlp = (m.activation == Activation::swiglu ? 3.0 : 2.0) * h * f / tp;
+    const double mlp = (m.gated_mlp() ? 3.0 : 2.0) * h * f / tp;
     const double matmul_full = double(layer_matmul_weights(m));
     const double rest = double(count_parameters(m).per_layer) - matmul_full;  // norms and biases
     return attention + mlp + rest;

@@ -84,6 +84,7 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
     if (m.linear_bias) n += 4;
     else if (m.qkv_bias) n += 1;
     if (m.qk_norm != QkNorm::none) n += 2;
+    if (m.sandwich_norms) n += 2;
     return n;
 }
 

@@ -79,6 +79,34 @@ TEST(Flops, SlidingWindowCountsTheBand) {
     EXPECT_DOUBLE_EQ(flops_per_token(m, 2048).model, flops_per_token(load_model("llama2-7b"), 2048).model);
 }
 
+TEST(ParameterCount, GemmaFamiliesMatchTheirReports) {
+    const std::string dir = TESSEL_TEST_DATA_DIR;
+    // Gemma Team 2024 (Gemma: Open Models..., Table 2), non-embedding parameters: 2B 1,981,884,416,
+    // 7B 7,751,248,896 (their embedding counts use a padded table of 256,128 rows; the configs list
+    // 256,000). Gated GELU: three matrices per MLP, like SwiGLU.
+    EXPECT_EQ(count_parameters(load_model(dir + "/hf/gemma-2b-config.json")).non_embedding, 1981884416);
+    EXPECT_EQ(count_parameters(load_model(dir + "/hf/gemma-7b-config.json")).non_embedding, 7751248896);
+    // Gemma Team 2024 (Gemma 2, Table 1): 9B non-embedding 8,324,201,984, with a post-norm after the
+    // attention and after the MLP (four norms a layer).
+    EXPECT_EQ(count_parameters(load_model(dir + "/hf/gemma-2-9b-config.json")).non_embedding, 8324201984);
+    // Gemma Team 2025 (Gemma 3, Table 1): 1B: 302M embedding, 698M non-embedding (per-head QK norms).
+    const auto g3 = count_parameters(load_model(dir + "/hf/gemma-3-1b-config.json"));
+    EXPECT_EQ(std::llround(double(g3.embedding) / 1e6), 302);
+    EXPECT_EQ(std::llround(double(g3.non_embedding) / 1e6), 698);
+}
+
+TEST(Flops, InterleavedWindowsAverageTheLayers) {
+    // Gemma 3's pattern: five windowed layers (512 keys) to one global. At 4096 tokens the layers
+    // count (5 x 512 + 4096) / 6 keys per query on average.
+    const ModelSpec m = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/gemma-3-1b-config.json");
+    EXPECT_DOUBLE_EQ(m.attended_keys(4096), (5.0 * 512 + 4096) / 6.0);
+    EXPECT_DOUBLE_EQ(m.attended_keys(256), 256.0);  // shorter than the window: every layer sees all
+    ModelSpec full = m;
+    full.sliding_window = 0;
+    EXPECT_DOUBLE_EQ(flops_per_token(full, 4096).model - flops_per_token(m, 4096).model,
+                     12.0 * m.num_layers * m.q_size() * (4096 - (5.0 * 512 + 4096) / 6.0));
+}
+
 TEST(ParameterCount, EmbeddingSplit) {
     auto c = count_parameters(load_model("llama3-8b"));
     EXPECT_EQ(c.embedding, 2 * 128256LL * 4096);  // token table + untied LM head

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "core/accounting.h"
 #include "core/errors.h"
 #include "core/model_spec.h"
 #include "core/presets.h"
@@ -135,6 +136,37 @@ TEST(ModelSpec, HuggingFaceModelFolderReadsItsConfig) {
         EXPECT_NE(std::string(e.what()).find("config.json"), std::string::npos) << e.what();
     }
     fs::remove_all(dir);
+}
+
+TEST(ModelSpec, GemmaFamiliesDetected) {
+    const std::string dir = TESSEL_TEST_DATA_DIR;
+    const ModelSpec g1 = load_model(dir + "/hf/gemma-7b-config.json");
+    EXPECT_EQ(g1.activation, Activation::geglu);  // hidden_act "gelu" is Gemma's gated GELU
+    EXPECT_TRUE(g1.tied_embeddings);
+    EXPECT_FALSE(g1.sandwich_norms);
+    EXPECT_EQ(g1.sliding_window, 0);
+    const ModelSpec g2 = load_model(dir + "/hf/gemma-2-9b-config.json");
+    EXPECT_TRUE(g2.sandwich_norms);
+    EXPECT_TRUE(g2.logit_softcap);
+    EXPECT_EQ(g2.sliding_window, 4096);
+    EXPECT_EQ(g2.sliding_window_pattern, 2);
+    EXPECT_DOUBLE_EQ(g2.windowed_layer_fraction(), 0.5);
+    const ModelSpec g3 = load_model(dir + "/hf/gemma-3-1b-config.json");
+    EXPECT_EQ(g3.qk_norm, QkNorm::per_head);
+    EXPECT_FALSE(g3.logit_softcap);  // final_logit_softcapping null
+    EXPECT_EQ(g3.sliding_window_pattern, 6);
+    // Newer configs list each layer's kind instead of a pattern.
+    const ModelSpec typed = parse_model(json::parse(R"({"model_type": "gemma3_text", "num_hidden_layers": 4,
+        "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16, "intermediate_size": 128,
+        "vocab_size": 100, "sliding_window": 16, "layer_types": ["sliding_attention", "full_attention",
+        "sliding_attention", "full_attention"]})"), "c.json");
+    EXPECT_EQ(typed.sliding_window_pattern, 2);
+    // The native format round-trips every field.
+    const ModelSpec back = parse_model(to_json(g2), "c.json");
+    EXPECT_EQ(back.activation, Activation::geglu);
+    EXPECT_TRUE(back.sandwich_norms && back.logit_softcap);
+    EXPECT_EQ(back.sliding_window_pattern, 2);
+    EXPECT_EQ(count_parameters(back).total, count_parameters(g2).total);
 }
 
 TEST(ModelSpec, MixtureOfExpertsRefusedByName) {

@@ -168,6 +168,23 @@ TEST(SingleRankModel, SequencesBeyondASlidingWindowAreRefused) {
     }
 }
 
+TEST(SingleRankModel, GemmaLayersTheExecutorLacksAreRefused) {
+    for (const char* key : {"activation", "sandwich_norms", "logit_softcap"}) {
+        ModelSpec m = load_model("tiny-llama");
+        if (std::string(key) == "activation") m.activation = Activation::geglu;
+        if (std::string(key) == "sandwich_norms") m.sandwich_norms = true;
+        if (std::string(key) == "logit_softcap") m.logit_softcap = true;
+        try {
+            check_model_executable(m, "gemma/config.json");
+            FAIL() << key;
+        } catch (const InputError& e) {
+            const std::string s = e.what();
+            EXPECT_NE(s.find("gemma/config.json"), std::string::npos) << s;
+            EXPECT_NE(s.find(key), std::string::npos) << s;
+        }
+    }
+}
+
 TEST(SingleRankModel, KernelTimesSplitByKindWithinTheComputeTheyTimed) {
     TrainOptions o = tiny_run("tiny-gpt", Recompute::none);
     o.steps = 4;

@@ -485,6 +485,21 @@ TEST(ExportMegatron, QkNormModelsAskForQkLayernorm) {
               std::string::npos);
 }
 
+TEST(ExportMegatron, GemmaLayersWithoutFlagsAreNoted) {
+    const ModelSpec gemma = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/gemma-2-9b-config.json");
+    const Plan p = make_plan(2, 1, 4, 1, 1, 64, 4096);
+    check_megatron(gemma, p);
+    const Emitted e = export_megatron(gemma, winner(p), load_cluster("dgx-h100"));
+    EXPECT_EQ(e.text.find("--swiglu"), std::string::npos) << e.text;  // not SwiGLU
+    bool geglu = false, norms = false;
+    for (const auto& n : e.notes) {
+        geglu |= n.find("GeGLU") != std::string::npos;
+        norms |= n.find("post-attention") != std::string::npos;
+    }
+    EXPECT_TRUE(geglu);
+    EXPECT_TRUE(norms);
+}
+
 TEST(ExportDeepSpeed, BatchIdentityAndKeys) {
     const ModelSpec m = load_model("llama3-8b");
     for (int zero : {0, 1, 2, 3}) check_deepspeed(m, make_plan(1, 1, 16, 1, 2, 512, 8192, 1, zero, Recompute::full));

@@ -235,6 +235,44 @@ TEST(KernelCosts, SlidingWindowVisitsOnlyTheBandsKeyBlocks) {
     EXPECT_GT(gpu.attention_forward_time(band) / band.forward_flops(), gpu.attention_forward_time(full) / full.forward_flops());
 }
 
+TEST(KernelCosts, GemmaPostNormsSoftCapAndInterleavedWindows) {
+    ModelSpec m = gpt(2, 1024, 8, 32000);
+    m.norm = Norm::rmsnorm;
+    m.activation = Activation::geglu;
+    const Plan p = single_gpu(2, 4096);
+    const ComputeModel gpu = bench_gpu("dgx-h100");
+    const CommGroup g = single();
+    const OverlapOptions fused;
+    const auto plain = block_models(m, p, gpu, g, g, fused);
+    // GeGLU streams what SwiGLU does: the same fused gated kernel's bytes.
+    ModelSpec swiglu = m;
+    swiglu.activation = Activation::swiglu;
+    EXPECT_DOUBLE_EQ(block_models(swiglu, p, gpu, g, g, fused).layer.forward.memory_bound_s, plain.layer.forward.memory_bound_s);
+    const double T = 2.0 * 4096, h = 1024, V = 32000, E = 2.0;
+    const double Bps = 3350e9 * gpu.efficiency().memory_bandwidth_efficiency;
+    // Two more norms each way: forward reads and writes T x h (2E per element), backward reads x
+    // and dy and writes dx (3E) and the weight gradient's pass (fused: 4E in all, as the others).
+    ModelSpec sandwich = m;
+    sandwich.sandwich_norms = true;
+    const auto s = block_models(sandwich, p, gpu, g, g, fused);
+    EXPECT_NEAR(s.layer.forward.memory_bound_s - plain.layer.forward.memory_bound_s, 2.0 * 2.0 * E * T * h / Bps, 1e-12);
+    EXPECT_NEAR(s.layer.backward.memory_bound_s - plain.layer.backward.memory_bound_s, 2.0 * 4.0 * E * T * h / Bps, 1e-12);
+    // The logit soft-cap: one pass over the logits forward (read, write), one backward (3 tensors).
+    ModelSpec capped = m;
+    capped.logit_softcap = true;
+    const auto c = block_models(capped, p, gpu, g, g, fused);
+    EXPECT_NEAR(c.head.forward.memory_bound_s - plain.head.forward.memory_bound_s, 2.0 * E * T * V / Bps, 1e-12);
+    EXPECT_NEAR(c.head.backward.memory_bound_s - plain.head.backward.memory_bound_s, 3.0 * E * T * V / Bps, 1e-12);
+    // Windows on all but every 2nd layer: the layer's attention is the mean of a windowed and a
+    // full one.
+    ModelSpec all = m, half = m;
+    all.sliding_window = half.sliding_window = 1024;
+    half.sliding_window_pattern = 2;
+    const double full_s = plain.layer.forward.attention_s, windowed_s = block_models(all, p, gpu, g, g, fused).layer.forward.attention_s;
+    EXPECT_LT(windowed_s, full_s);
+    EXPECT_NEAR(block_models(half, p, gpu, g, g, fused).layer.forward.attention_s, (windowed_s + full_s) / 2.0, 1e-15);
+}
+
 TEST(KernelCosts, Fp32CrossEntropyStreamsTheLogitsSeveralTimes) {
     // Per logit: fused 2 bytes forward (one read) and 4 backward (read, write in place); fp32
     // eager 2 + 36 forward (cast, max, shift, exp, sum, normalise) and 12 + 2 backward.

@@ -123,6 +123,18 @@ TEST(MemoryModel, QkNormKeepsTheQueriesAndKeysBeforeTheNorm) {
                 1.0);
 }
 
+TEST(MemoryModel, PostNormsKeepTheirInputs) {
+    // Gemma's post-attention and post-MLP norms each keep their input, 2 bytes per element of the
+    // hidden state, split over the TP ranks only with sequence parallelism (as the other norms).
+    ModelSpec m = gpt_shape();
+    m.sandwich_norms = true;
+    const double s = 2048, b = 2, h = 12288, a = 96, t = 8;
+    const ActivationOptions flash{true, true};
+    EXPECT_NEAR(layer_activation_bytes(m, plan(1, false, Recompute::none), flash), s * b * h * (34 + 4) + 4 * a * s * b, 1.0);
+    EXPECT_NEAR(layer_activation_bytes(m, plan(8, true, Recompute::none), flash), s * b * h * (34 + 4) / t + 4 * a / t * s * b,
+                1.0);
+}
+
 TEST(MemoryModel, Fp8KeepsTransformerEnginesFp8GemmInputs) {
     const ModelSpec m = gpt_shape();
     const double s = 2048, b = 2, h = 12288, a = 96;
