@@ -55,7 +55,7 @@ void run_inspect(const InspectArgs& a) {
     if (m.qk_norm != QkNorm::none) attention += fmt::format(", QK norm {}", to_string(m.qk_norm));
     if (m.sliding_window > 0) attention += fmt::format(", sliding window {}", m.sliding_window);
     if (m.sliding_window > 0 && m.sliding_window_pattern > 1)
-        attention += fmt::format(" (every {}th layer global)", m.sliding_window_pattern);
+        attention += fmt::format(" (1 layer in {} global)", m.sliding_window_pattern);
     if (m.sandwich_norms) attention += ", post-norms";
     if (m.logit_softcap) attention += ", logit soft-cap";
     fmt::print("  {} norm, {} positions, embeddings {}{}\n", to_string(m.norm), to_string(m.position_embedding),
