@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tessel::fuzz::silence_warnings();
     static const char* families[] = {"llama", "mistral",    "qwen2",           "qwen3", "phi3",    "olmo2",
                                      "gpt2",  "gpt_neox",   "falcon",          "RefinedWeb", "RefinedWebModel",
-                                     "mamba", "mixtral"};
+                                     "mamba", "mixtral",    "gemma",           "gemma2", "gemma3_text"};
     const char* family = families[data[0] % (sizeof(families) / sizeof(families[0]))];
     return tessel::fuzz::guard([&] {
         auto j = tessel::parse_json_text(tessel::fuzz::as_text(data + 1, size - 1), "config.json");
