@@ -16,12 +16,9 @@ std::vector<LayerShape> layer_shapes(const ModelSpec& m) {
     if (ln) s.push_back({"attention_norm.bias", {h}});
     s.push_back({"attention.qkv.weight", {q + 2 * kv, h}});
     if (m.linear_bias || m.qkv_bias) s.push_back({"attention.qkv.bias", {q + 2 * kv}});
-    if (m.qk_norm == QkNorm::per_head) {
-        s.push_back({"attention.q_norm.weight", {m.head_dim}});
-        s.push_back({"attention.k_norm.weight", {m.head_dim}});
-    } else if (m.qk_norm == QkNorm::full_width) {
-        s.push_back({"attention.q_norm.weight", {q}});
-        s.push_back({"attention.k_norm.weight", {kv}});
+    if (m.qk_norm != QkNorm::none) {
+        s.push_back({"attention.q_norm.weight", {m.q_norm_width()}});
+        s.push_back({"attention.k_norm.weight", {m.k_norm_width()}});
     }
     s.push_back({"attention.out.weight", {h, q}});
     if (m.linear_bias) s.push_back({"attention.out.bias", {h}});

@@ -59,12 +59,15 @@ struct ModelSpec {
     // KV width one of `tp` tensor-parallel ranks holds: its share of the KV heads, at least one
     // head (with fewer KV heads than ranks, each head is replicated).
     double kv_size_per_tp_rank(int tp) const { return (num_kv_heads > tp ? double(num_kv_heads) / tp : 1.0) * head_dim; }
-    // Weights of the Q and K norms of one layer: one head_dim vector each per head, or one weight
-    // per channel of the projection.
-    std::int64_t qk_norm_weights() const {
+    // Weights of the Q norm and of the K norm of one layer: one head_dim vector shared by the
+    // heads, or one weight per channel of the projection (0 without QK norm).
+    std::int64_t q_norm_width() const { return qk_norm_width(q_size()); }
+    std::int64_t k_norm_width() const { return qk_norm_width(kv_size()); }
+    std::int64_t qk_norm_weights() const { return q_norm_width() + k_norm_width(); }
+    std::int64_t qk_norm_width(std::int64_t projection) const {
         switch (qk_norm) {
-            case QkNorm::per_head: return 2LL * head_dim;
-            case QkNorm::full_width: return std::int64_t(q_size()) + kv_size();
+            case QkNorm::per_head: return head_dim;
+            case QkNorm::full_width: return projection;
             case QkNorm::none: break;
         }
         return 0;

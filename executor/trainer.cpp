@@ -26,7 +26,6 @@
 namespace tessel {
 
 void check_model_executable(const ModelSpec& m, const std::string& model_origin) {
-    // OLMo 2's norm spans the whole Q and K projections, which tensor parallelism splits by heads.
     if (m.activation == Activation::geglu)
         throw input_error(model_origin, "activation", "gelu or swiglu (the executor has no gated-GELU kernel; tessel "
                           "simulate and plan model Gemma's)", "geglu");
@@ -36,6 +35,7 @@ void check_model_executable(const ModelSpec& m, const std::string& model_origin)
     if (m.logit_softcap)
         throw input_error(model_origin, "logit_softcap", "false (the executor does not soft-cap the logits; tessel "
                           "simulate and plan model it)", "true");
+    // OLMo 2's norm spans the whole Q and K projections, which tensor parallelism splits by heads.
     if (m.qk_norm == QkNorm::full_width)
         throw input_error(model_origin, "qk_norm", "none or per_head (the executor does not run OLMo 2's "
                           "whole-projection query/key norm; tessel simulate and plan model it)", to_string(m.qk_norm));

@@ -125,10 +125,12 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         if (o.torch_context_parallel) r.kv_width = q;  // torchtitan's repeat_kv before SDPA
         ring = ring_attention_cost(r, gpu, cp);
     }
-    const double attn_f = wf * gpu.attention_forward_time(windowed) + (1.0 - wf) * gpu.attention_forward_time(attn);
-    const double attn_b = wf * gpu.attention_backward_time(windowed) + (1.0 - wf) * gpu.attention_backward_time(attn);
-    const double attn_flops_f = wf * windowed.forward_flops() + (1.0 - wf) * attn.forward_flops();
-    const double attn_flops_b = wf * windowed.backward_flops() + (1.0 - wf) * attn.backward_flops();
+    // The mean over the layers of one attention cost; a model without windows prices one shape.
+    auto layer_mean = [&](auto cost) { return wf > 0 ? wf * cost(windowed) + (1.0 - wf) * cost(attn) : cost(attn); };
+    const double attn_f = layer_mean([&](const AttentionShape& a) { return gpu.attention_forward_time(a); });
+    const double attn_b = layer_mean([&](const AttentionShape& a) { return gpu.attention_backward_time(a); });
+    const double attn_flops_f = layer_mean([](const AttentionShape& a) { return a.forward_flops(); });
+    const double attn_flops_b = layer_mean([](const AttentionShape& a) { return a.backward_flops(); });
 
     BlockModels out;
     // ---- transformer layer ----
