@@ -104,13 +104,13 @@ struct Runner {
             out.streaming.push_back({name, shape, bytes, time(name + " " + shape, fn)});
         };
         add("layernorm_forward", 2 * kFloat * th, [&] {
-            be.layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), T, h);
+            be.layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), T, h, 1e-5f);
         });
         add("layernorm_backward", 4 * kFloat * th, [&] {
             be.layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), w.data(), mean.data(),
                                   rstd.data(), T, h);
         });
-        add("rmsnorm_forward", 2 * kFloat * th, [&] { be.rmsnorm_forward(y.data(), rstd.data(), x.data(), w.data(), T, h); });
+        add("rmsnorm_forward", 2 * kFloat * th, [&] { be.rmsnorm_forward(y.data(), rstd.data(), x.data(), w.data(), T, h, 1e-5f); });
         add("rmsnorm_backward", 4 * kFloat * th, [&] {
             be.rmsnorm_backward(dx.data(), dw.data(), dy.data(), x.data(), w.data(), rstd.data(), T, h);
         });

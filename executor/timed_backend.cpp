@@ -88,17 +88,18 @@ public:
               [&] { inner_->embedding_backward(dwte, dwpe, dout, tokens, B, T, C, vs, ve); });
     }
     void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N,
-                           int C) override {
+                           int C, float eps) override {
         timed(fmt::format("layernorm_forward N={} C={}", N, C),
-              [&] { inner_->layernorm_forward(out, mean, rstd, inp, w, b, N, C); });
+              [&] { inner_->layernorm_forward(out, mean, rstd, inp, w, b, N, C, eps); });
     }
     void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
                             const float* mean, const float* rstd, int N, int C) override {
         timed(fmt::format("layernorm_backward N={} C={}", N, C),
               [&] { inner_->layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, C); });
     }
-    void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* w, int N, int C) override {
-        timed(fmt::format("rmsnorm_forward N={} C={}", N, C), [&] { inner_->rmsnorm_forward(out, rstd, inp, w, N, C); });
+    void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* w, int N, int C, float eps) override {
+        timed(fmt::format("rmsnorm_forward N={} C={}", N, C),
+              [&] { inner_->rmsnorm_forward(out, rstd, inp, w, N, C, eps); });
     }
     void rmsnorm_backward(float* dinp, float* dw, const float* dout, const float* inp, const float* w,
                           const float* rstd, int N, int C) override {

@@ -53,12 +53,13 @@ public:
     virtual void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C,
                                     int vocab_start, int vocab_end) = 0;
 
-    // ---- norms over the last dimension; mean/rstd (N) saved for backward ----
+    // ---- norms over the last dimension; mean/rstd (N) saved for backward; eps is the model's ----
     virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                                   const float* bias, int N, int C) = 0;
+                                   const float* bias, int N, int C, float eps) = 0;
     virtual void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                                     const float* weight, const float* mean, const float* rstd, int N, int C) = 0;
-    virtual void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C) = 0;
+    virtual void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C,
+                                 float eps) = 0;
     virtual void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                                   const float* weight, const float* rstd, int N, int C) = 0;
 

@@ -80,7 +80,8 @@ void head_norm_forward(const LayerContext& ctx, const ParamBuffer& buf, TensorSl
     pre = std::move(x);
     x = ctx.floats(std::size_t(rows) * d.head_dim);
     rstd = ctx.floats(std::size_t(rows));
-    ctx.backend->rmsnorm_forward(x.data(), rstd.data(), pre.data(), buf.param(weight), rows, d.head_dim);
+    ctx.backend->rmsnorm_forward(x.data(), rstd.data(), pre.data(), buf.param(weight), rows, d.head_dim,
+                                 ctx.norm_epsilon());
 }
 
 // dx holds the gradient of the normalised heads; it becomes the gradient of their input.

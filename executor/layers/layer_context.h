@@ -46,6 +46,8 @@ struct LayerContext {
     }
     int tp_size() const { return tp ? tp->size() : 1; }
     int tp_rank() const { return tp ? tp->rank() : 0; }
+    // The model's LayerNorm / RMSNorm epsilon (QK norms use it too, as Qwen3 and OLMo 2 do).
+    float norm_epsilon() const { return static_cast<float>(model->norm_epsilon); }
 };
 
 }  // namespace tessel

@@ -24,9 +24,10 @@ void norm_forward(const LayerContext& ctx, const ParamBuffer& buf, const NormWei
     if (ctx.model->norm == Norm::layernorm) {
         saved.mean = ctx.floats(std::size_t(n));
         ctx.backend->layernorm_forward(saved.out.data(), saved.mean.data(), saved.rstd.data(), x, buf.param(w.weight),
-                                       buf.param(w.bias), n, C);
+                                       buf.param(w.bias), n, C, ctx.norm_epsilon());
     } else {
-        ctx.backend->rmsnorm_forward(saved.out.data(), saved.rstd.data(), x, buf.param(w.weight), n, C);
+        ctx.backend->rmsnorm_forward(saved.out.data(), saved.rstd.data(), x, buf.param(w.weight), n, C,
+                                     ctx.norm_epsilon());
     }
 }
 

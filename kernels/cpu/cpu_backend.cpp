@@ -102,15 +102,16 @@ public:
     }
 
     void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                           const float* bias, int N, int C) override {
-        cpu::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C);
+                           const float* bias, int N, int C, float eps) override {
+        cpu::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps);
     }
     void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                             const float* weight, const float* mean, const float* rstd, int N, int C) override {
         cpu::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
     }
-    void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C) override {
-        cpu::rmsnorm_forward(out, rstd, inp, weight, N, C);
+    void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C,
+                         float eps) override {
+        cpu::rmsnorm_forward(out, rstd, inp, weight, N, C, eps);
     }
     void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
                           const float* rstd, int N, int C) override {

@@ -10,13 +10,14 @@
 namespace tessel::cpu {
 
 TESSEL_CPU_CLONES void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                                         const float* weight, const float* bias, int N, int C) {
+                                         const float* weight, const float* bias, int N, int C,
+                                         float eps) {
   for (int n = 0; n < N; ++n) {
     const float* x = inp + static_cast<std::size_t>(n) * C;
     float* o = out + static_cast<std::size_t>(n) * C;
     const float m = vm::sum(x, C) / static_cast<float>(C);
     const float var = vm::sum_sq_centered(x, m, C) / static_cast<float>(C);
-    const float s = 1.0f / std::sqrt(var + kLayerNormEps);
+    const float s = 1.0f / std::sqrt(var + eps);
     for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
     if (mean != nullptr) mean[n] = m;
     if (rstd != nullptr) rstd[n] = s;

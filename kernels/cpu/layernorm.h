@@ -1,4 +1,4 @@
-// layernorm: LayerNorm over the last dimension with weight and bias, eps = 1e-5.
+// layernorm: LayerNorm over the last dimension with weight and bias (eps 1e-5 unless given).
 //   out(N,C) = (inp - mean) * rstd * weight(C) + bias(C),  rstd = 1/sqrt(var + eps) (biased var).
 // Forward saves mean(N) and rstd(N) for backward.
 // Conventions: fp32 row-major; backward ACCUMULATES (+=) into dinp, dweight, dbias (caller zeroes).
@@ -15,7 +15,7 @@ void layernorm_forward(float* out,           // (N, C)
                        const float* inp,     // (N, C)
                        const float* weight,  // (C)
                        const float* bias,    // (C)
-                       int N, int C);
+                       int N, int C, float eps = kLayerNormEps);
 
 // dinp, dweight, dbias may each be nullptr to skip.
 void layernorm_backward(float* dinp,          // (N, C) or nullptr

@@ -113,8 +113,9 @@ class CudaBackend final : public Backend {
 
   // ---- norms ----
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                         const float* weight, const float* bias, int N, int C) override {
-    cuda::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, stream_);
+                         const float* weight, const float* bias, int N, int C,
+                         float eps) override {
+    cuda::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C, eps, stream_);
   }
   void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                           const float* inp, const float* weight, const float* mean,
@@ -122,8 +123,8 @@ class CudaBackend final : public Backend {
     cuda::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, stream_);
   }
   void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N,
-                       int C) override {
-    cuda::rmsnorm_forward(out, rstd, inp, weight, N, C, 1e-5f, stream_);
+                       int C, float eps) override {
+    cuda::rmsnorm_forward(out, rstd, inp, weight, N, C, eps, stream_);
   }
   void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                         const float* weight, const float* rstd, int N, int C) override {

@@ -8,9 +8,9 @@ namespace tessel::cuda {
 
 template <typename S>
 void layernorm_forward(S* out, float* mean, float* rstd, const S* inp, const S* weight,
-                       const S* bias, int N, int C, cudaStream_t stream) {
+                       const S* bias, int N, int C, float eps, cudaStream_t stream) {
   DeviceExec ex(stream);
-  impl::layernorm_forward(ex, out, mean, rstd, inp, weight, bias, N, C);
+  impl::layernorm_forward(ex, out, mean, rstd, inp, weight, bias, N, C, eps);
 }
 
 template <typename S>
@@ -23,7 +23,7 @@ void layernorm_backward(S* dinp, S* dweight, S* dbias, const S* dout, const S* i
 
 #define TESSEL_INSTANTIATE(S)                                                                  \
   template void layernorm_forward<S>(S*, float*, float*, const S*, const S*, const S*, int, int, \
-                                     cudaStream_t);                                            \
+                                     float, cudaStream_t);                                            \
   template void layernorm_backward<S>(S*, S*, S*, const S*, const S*, const S*, const float*,  \
                                       const float*, int, int, cudaStream_t);
 TESSEL_INSTANTIATE(float)

@@ -11,13 +11,11 @@
 
 namespace tessel::cuda {
 
-inline constexpr float kLayerNormEpsCuda = 1e-5f;  // = tessel::cpu::kLayerNormEps
-
 struct LayerNormFwd {
   template <class Ctx, typename S>
   TESSEL_HD static void run(const Ctx& ctx, unsigned char*, S* out, float* mean, float* rstd,
                             const S* inp, const S* weight, const S* bias, int N, int C,
-                            int rows_per_block) {
+                            float eps, int rows_per_block) {
     for (int rr = ctx.warp; rr < rows_per_block; rr += ctx.nwarps) {
       const int r = ctx.bx * rows_per_block + rr;
       if (r >= N) break;  // uniform across the warp
@@ -30,7 +28,7 @@ struct LayerNormFwd {
         const float d = to_f32(x[c]) - m;
         v += d * d;
       }
-      const float rs = rsqrt_f32(ctx.warp_sum(v) / static_cast<float>(C) + kLayerNormEpsCuda);
+      const float rs = rsqrt_f32(ctx.warp_sum(v) / static_cast<float>(C) + eps);
       S* o = out + static_cast<std::size_t>(r) * C;
       for (int c = ctx.lane; c < C; c += Ctx::warp_size)
         o[c] = from_f32<S>((to_f32(x[c]) - m) * rs * to_f32(weight[c]) + to_f32(bias[c]));
@@ -98,9 +96,9 @@ inline constexpr int kNormRowsPerBlock = kNormThreads / 32;
 
 template <class Exec, typename S>
 void layernorm_forward(Exec& ex, S* out, float* mean, float* rstd, const S* inp, const S* weight,
-                       const S* bias, int N, int C) {
+                       const S* bias, int N, int C, float eps) {
   ex.template launch<LayerNormFwd>(dim3(ceil_div(N, kNormRowsPerBlock)), kNormThreads, 0, out,
-                                   mean, rstd, inp, weight, bias, N, C, kNormRowsPerBlock);
+                                   mean, rstd, inp, weight, bias, N, C, eps, kNormRowsPerBlock);
 }
 
 template <class Exec, typename S>

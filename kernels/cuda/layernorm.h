@@ -1,4 +1,4 @@
-// layernorm (CUDA): LayerNorm over the last dimension, eps = 1e-5, mirroring
+// layernorm (CUDA): LayerNorm over the last dimension (eps 1e-5 unless given), mirroring
 // kernels/cpu/layernorm.h: out(N,C) = (inp - mean) * rstd * weight(C) + bias(C), biased variance.
 // S = float or bf16 (activations and parameters), fp32 math; mean/rstd (N) are always float.
 // Backward ACCUMULATES (+=) into dinp, dweight, dbias (caller zeroes); the parameter gradients are
@@ -19,7 +19,7 @@ void layernorm_forward(S* out,           // (N, C)
                        const S* inp,     // (N, C)
                        const S* weight,  // (C)
                        const S* bias,    // (C)
-                       int N, int C, cudaStream_t stream = nullptr);
+                       int N, int C, float eps = 1e-5f, cudaStream_t stream = nullptr);
 
 // dinp, dweight, dbias may each be nullptr to skip.
 template <typename S>

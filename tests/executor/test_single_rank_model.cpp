@@ -146,6 +146,23 @@ TEST(SingleRankModel, RecomputationChangesNoBitAndLossFalls) {
     }
 }
 
+// Every norm divides by sqrt(mean square + epsilon). With the model's epsilon at 1e12 each norm's
+// output is ~1e-6 of its input, so the LM head sees ~0 and the first loss is ln(vocab) to float
+// precision; with the default 1e-5 the random initialisation moves it off ln(vocab) (by ~0.03 here).
+// A runtime that kept its own epsilon would give the default's loss both times.
+TEST(SingleRankModel, NormsUseTheModelsEpsilon) {
+    for (const char* model : {"tiny-gpt", "tiny-llama", "tiny-qwen3"}) {
+        TrainOptions o = tiny_run(model, Recompute::none);
+        o.steps = 1;
+        const double uniform = std::log(double(o.model.vocab_size));
+        const RunResult usual = train(o, make_self_communicator());
+        EXPECT_GT(std::abs(usual.losses.front() - uniform), 1e-3) << model;
+        o.model.norm_epsilon = 1e12;
+        const RunResult flat = train(o, make_self_communicator());
+        EXPECT_NEAR(flat.losses.front(), uniform, 1e-5) << model;
+    }
+}
+
 TEST(SingleRankModel, SequencesBeyondASlidingWindowAreRefused) {
     // The executor's attention has no window: a sequence within it runs as full causal attention
     // (the same thing); a longer one is bad input naming the plan's key.

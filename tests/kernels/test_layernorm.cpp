@@ -17,7 +17,7 @@ struct LnRef {
 };
 
 LnRef ref_ln(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
-             int N, int C) {
+             int N, int C, double eps = 1e-5) {
   LnRef r{std::vector<double>(x.size()), std::vector<double>(N), std::vector<double>(N)};
   for (int n = 0; n < N; ++n) {
     double m = 0, v = 0;
@@ -25,7 +25,7 @@ LnRef ref_ln(const std::vector<float>& x, const std::vector<float>& w, const std
     m /= C;
     for (int c = 0; c < C; ++c) v += (x[n * C + c] - m) * (x[n * C + c] - m);
     v /= C;
-    const double s = 1.0 / std::sqrt(v + 1e-5);
+    const double s = 1.0 / std::sqrt(v + eps);
     for (int c = 0; c < C; ++c) r.out[n * C + c] = (x[n * C + c] - m) * s * w[c] + b[c];
     r.mean[n] = m;
     r.rstd[n] = s;
@@ -72,6 +72,19 @@ TEST(LayerNorm, ForwardMatchesDouble) {
     EXPECT_TRUE(close(out, r.out, 1e-5, 1e-4)) << "C=" << C;
     EXPECT_TRUE(close(mean, r.mean, 1e-5, 1e-4));
     EXPECT_TRUE(close(rstd, r.rstd, 1e-5, 1e-4));
+  }
+}
+
+// A model's own epsilon (Qwen's 1e-6, and 0.5, which is near the rows' variance) is the one used.
+TEST(LayerNorm, ForwardTakesTheModelsEpsilon) {
+  const int N = 7, C = 24;
+  auto x = rand_vec(N * C, 15), w = rand_vec(C, 16), b = rand_vec(C, 17);
+  for (float eps : {1e-6f, 0.5f}) {
+    std::vector<float> out(N * C), mean(N), rstd(N);
+    layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C, eps);
+    const LnRef r = ref_ln(x, w, b, N, C, eps);
+    EXPECT_TRUE(close(out, r.out, 1e-5, 1e-4)) << "eps=" << eps;
+    EXPECT_TRUE(close(rstd, r.rstd, 1e-5, 1e-4)) << "eps=" << eps;
   }
 }
 

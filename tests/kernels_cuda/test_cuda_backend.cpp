@@ -132,8 +132,10 @@ TEST(CudaBackend, GpuLinearEmbeddingNorms) {
   auto out = t.zeros(std::size_t(N) * C), mean = t.zeros(N), rstd = t.zeros(N);
   auto dout = t.make(rand_vec(std::size_t(N) * C, 12));
   auto din = t.zeros(std::size_t(N) * C), dlw = t.zeros(C), dlb = t.zeros(C);
+  // An epsilon near the rows' mean square, so a backend that dropped the model's value would differ.
+  const float eps = 0.25f;
   t.run([&](Backend& be, bool g) {
-    be.layernorm_forward(out.at(g), mean.at(g), rstd.at(g), x.at(g), ln_w.at(g), ln_b.at(g), N, C);
+    be.layernorm_forward(out.at(g), mean.at(g), rstd.at(g), x.at(g), ln_w.at(g), ln_b.at(g), N, C, eps);
     be.layernorm_backward(din.at(g), dlw.at(g), dlb.at(g), dout.at(g), x.at(g), ln_w.at(g),
                           mean.at(g), rstd.at(g), N, C);
   });
@@ -144,7 +146,7 @@ TEST(CudaBackend, GpuLinearEmbeddingNorms) {
   auto rout = t.zeros(std::size_t(N) * C), rr = t.zeros(N);
   auto rdin = t.zeros(std::size_t(N) * C), rdw = t.zeros(C);
   t.run([&](Backend& be, bool g) {
-    be.rmsnorm_forward(rout.at(g), rr.at(g), x.at(g), ln_w.at(g), N, C);
+    be.rmsnorm_forward(rout.at(g), rr.at(g), x.at(g), ln_w.at(g), N, C, eps);
     be.rmsnorm_backward(rdin.at(g), rdw.at(g), dout.at(g), x.at(g), ln_w.at(g), rr.at(g), N, C);
   });
   EXPECT_TRUE(t.same(rout));

@@ -14,8 +14,8 @@ using namespace tessel::cuda::test;
 namespace {
 
 template <class Side, typename S>
-void check_layernorm_shape(int N, int C) {
-  SCOPED_TRACE(testing::Message() << "N " << N << " C " << C);
+void check_layernorm_shape(int N, int C, float eps) {
+  SCOPED_TRACE(testing::Message() << "N " << N << " C " << C << " eps " << eps);
   Side side;
   const std::size_t nc = std::size_t(N) * C;
   const auto x = rounded<S>(tessel::test::rand_vec(nc, 61, -2.0f, 3.0f));
@@ -27,7 +27,7 @@ void check_layernorm_shape(int N, int C) {
   const auto db0 = rounded<S>(tessel::test::rand_vec(C, 67));
   std::vector<float> ref_out(nc), mean(N), rstd(N), ref_dinp = dinp0, ref_dw = dw0, ref_db = db0;
   cpu::layernorm_forward(ref_out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(),
-                         N, C);
+                         N, C, eps);
   cpu::layernorm_backward(ref_dinp.data(), ref_dw.data(), ref_db.data(), dout.data(), x.data(),
                           w.data(), mean.data(), rstd.data(), N, C);
 
@@ -38,7 +38,7 @@ void check_layernorm_shape(int N, int C) {
   auto dmean = side.template zeros<float>(N);
   auto drstd = side.template zeros<float>(N);
   TESSEL_CUDA_CALL(side, layernorm_forward, dy.get(), dmean.get(), drstd.get(), dx.get(), dw.get(),
-                   db.get(), N, C);
+                   db.get(), N, C, eps);
   side.sync();
   const Tol t = tol<S>();
   EXPECT_TRUE(tessel::test::close(load(dy.download()), ref_out, t.atol, t.rtol));
@@ -69,9 +69,10 @@ void check_layernorm_shape(int N, int C) {
 
 template <class Side, typename S>
 void check_layernorm() {
-  check_layernorm_shape<Side, S>(67, 200);
-  check_layernorm_shape<Side, S>(300, 40);
-  check_layernorm_shape<Side, S>(5, 768);
+  check_layernorm_shape<Side, S>(67, 200, 1e-5f);
+  check_layernorm_shape<Side, S>(300, 40, 1e-5f);
+  check_layernorm_shape<Side, S>(5, 768, 1e-5f);
+  check_layernorm_shape<Side, S>(33, 96, 0.5f);  // a model's own epsilon, near the rows' variance
 }
 
 }  // namespace
