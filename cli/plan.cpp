@@ -3,6 +3,7 @@
 // and export the winner (--emit megatron | deepspeed | torchtitan).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -93,11 +94,21 @@ std::function<void(const SearchProgress&)> progress_line() {
     };
 }
 
-void print_budget(Printer& pr, const TrainingBudget& b, const ClusterSpec& c, const char* origin) {
+// `gpus`: the winning plan's, which under --objective tokens-per-dollar may be fewer than the cluster's.
+void print_budget(Printer& pr, const TrainingBudget& b, int gpus, const ClusterSpec& c, const char* origin) {
     pr.line("budget ({}): {} tokens = {:.0f} steps; {:.1f} days on {} GPUs; {:.0f} GPU-hours; cost {}", origin,
-            human(b.tokens), b.steps, b.days, c.num_gpus(), b.gpu_hours,
+            human(b.tokens), b.steps, b.days, gpus, b.gpu_hours,
             c.price_per_gpu_hour > 0 ? fmt::format("${:.0f} at ${:.2f}/GPU-hour", b.cost, c.price_per_gpu_hour)
                                      : std::string("unknown (the cluster has no price_per_gpu_hour)"));
+}
+
+// Why the default global batch is what it is (default_global_batch): ~2M tokens, unless one
+// sequence per 8 GPUs is more, then raised to a multiple of the GPU count's odd factor.
+std::string default_batch_reason(const PlanRequest& req, long long gpus) {
+    const bool floor_wins = (gpus + 7) / 8 > (1LL << 21) / std::max(1, req.seq_length);
+    return floor_wins ? " (default: one sequence per 8 GPUs, which is more than ~2M tokens here, raised to a multiple "
+                        "of the GPU count's odd factor)"
+                      : " (default: ~2M tokens, a multiple of the GPU count's odd factor)";
 }
 
 void run_plan(const PlanArgs& a) {
@@ -133,8 +144,10 @@ void run_plan(const PlanArgs& a) {
     // stack is simulated in it.
     const Precision precision = a.precision ? parse_precision(*a.precision) : default_precision(c.gpu);
     check_precision_peak(c, precision, cluster_origin);
+    check_framework_precision(framework, precision, cluster_origin);
     o.simulate = simulate_options_for(framework, precision);
-    Printer pr{a.emit ? stderr : stdout};
+    // stdout holds the exported config or the JSON when either goes there.
+    Printer pr{a.emit || a.json_file == "-" ? stderr : stdout};
 
     ModelSpec m;
     SearchResult result;
@@ -175,7 +188,7 @@ void run_plan(const PlanArgs& a) {
                 c.gpus_per_node, c.gpu.name, c.gpu.memory_GiB);
         pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}; objective {}; memory headroom {:.0f}%{}",
                 req.global_batch_size, req.seq_length, human(double(req.global_batch_size) * req.seq_length),
-                a.global_batch ? "" : " (default: ~2M tokens, a multiple of the GPU count's odd factor)",
+                a.global_batch ? "" : default_batch_reason(req, c.num_gpus()),
                 to_string(req.precision), to_string(o.objective), 100 * o.memory_headroom,
                 a.emit ? fmt::format("; only plans {} runs", *a.emit) : std::string());
         result = search_plans(m, c, req, o);
@@ -192,7 +205,7 @@ void run_plan(const PlanArgs& a) {
     fmt::print(pr.out, "{}", format_ranking_table(result, c, o.objective));
     pr.line("why #1: {}", explain_winner(result, o.objective));
     for (const auto& n : result.best.front().notes) pr.line("note: {}", n);
-    if (budget) print_budget(pr, *budget, c, budget_origin);
+    if (budget) print_budget(pr, *budget, result.best.front().plan.world_size(), c, budget_origin);
 
     if (!a.json_file.empty()) {
         json candidates = json::array();

@@ -1,11 +1,13 @@
 // tessel simulate: predict one plan's step time, bubble, exposed communication, memory and MFU,
 // and optionally draw its schedule as a Chrome/Perfetto trace.
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/errors.h"
 #include "core/presets.h"
 #include "planner/search_space.h"
 #include "simulator/simulate.h"
@@ -43,19 +45,20 @@ struct SimulateArgs {
     bool torch_context_parallel = false;
 };
 
-void print_table(const SimulationResult& r) {
+// `out`: stdout, or stderr when stdout holds the --json or --trace output.
+void print_table(const SimulationResult& r, std::FILE* out) {
     const auto& t = r.time_s;
     const auto& g = r.memory_GiB;
-    fmt::print("{} on {} x {} ({})\n", r.model_name, r.num_gpus, r.cluster_name, r.plan.describe());
-    fmt::print("  schedule {}, {} microbatches per step, precision {}\n", to_string(r.plan.schedule),
+    fmt::print(out, "{} on {} x {} ({})\n", r.model_name, r.num_gpus, r.cluster_name, r.plan.describe());
+    fmt::print(out, "  schedule {}, {} microbatches per step, precision {}\n", to_string(r.plan.schedule),
                r.plan.num_microbatches(), to_string(r.plan.precision));
-    fmt::print("step time        {:>10.4f} s\n", r.step_time_s);
-    fmt::print("tokens/s         {:>10.0f}   ({:.0f} per GPU)\n", r.tokens_per_s, r.tokens_per_s / r.num_gpus);
-    fmt::print("MFU / HFU        {:>9.1f}% / {:.1f}%   ({:.1f} / {:.1f} TFLOP/s per GPU)\n", 100 * r.mfu, 100 * r.hfu,
+    fmt::print(out, "step time        {:>10.4f} s\n", r.step_time_s);
+    fmt::print(out, "tokens/s         {:>10.0f}   ({:.0f} per GPU)\n", r.tokens_per_s, r.tokens_per_s / r.num_gpus);
+    fmt::print(out, "MFU / HFU        {:>9.1f}% / {:.1f}%   ({:.1f} / {:.1f} TFLOP/s per GPU)\n", 100 * r.mfu, 100 * r.hfu,
                r.model_tflops_per_gpu, r.hardware_tflops_per_gpu);
-    fmt::print("time on pipeline rank {} (the last to finish):\n", r.critical_rank);
+    fmt::print(out, "time on pipeline rank {} (the last to finish):\n", r.critical_rank);
     auto row = [&](const char* name, double s) {
-        fmt::print("  {:<26} {:>10.4f} s  {:>5.1f}%\n", name, s, r.step_time_s > 0 ? 100 * s / r.step_time_s : 0.0);
+        fmt::print(out, "  {:<26} {:>10.4f} s  {:>5.1f}%\n", name, s, r.step_time_s > 0 ? 100 * s / r.step_time_s : 0.0);
     };
     row("compute", t.compute);
     row("recompute", t.recompute);
@@ -66,15 +69,17 @@ void print_table(const SimulationResult& r) {
     row("DP comm (exposed)", t.dp_comm_exposed);
     row("optimizer", t.optimizer);
     const auto& k = r.kernel_time_s;
-    fmt::print("kernel time on that rank: GEMM {:.4f} s, attention {:.4f} s, bandwidth-bound {:.4f} s\n", k.gemm,
+    fmt::print(out, "kernel time on that rank: GEMM {:.4f} s, attention {:.4f} s, bandwidth-bound {:.4f} s\n", k.gemm,
                k.attention, k.memory_bound);
-    fmt::print("memory per GPU (GiB): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, activations {:.2f}, "
+    fmt::print(out, "memory per GPU (GiB): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, activations {:.2f}, "
                "buffers {:.2f}; peak {:.2f} -> {}\n",
                g.weights, g.gradients, g.optimizer, g.activations, g.buffers, g.peak, r.fits ? "fits" : "DOES NOT FIT");
-    for (const auto& n : r.notes) fmt::print("note: {}\n", n);
+    for (const auto& n : r.notes) fmt::print(out, "note: {}\n", n);
 }
 
 void run_simulate(const SimulateArgs& a) {
+    if (a.json_file == "-" && a.trace_file == "-")
+        throw InputError("--json - and --trace -: only one of them can go to stdout; give the other a file");
     ModelSpec m = load_model(a.model);
     ClusterSpec c = resolve_cluster(a.cluster, a.gpus, a.gpus_per_node);
     // Where neither --precision nor the plan file names one, the plan takes the precision
@@ -108,7 +113,7 @@ void run_simulate(const SimulateArgs& a) {
     o.all_forwards_first_at_m_equal_pp = !a.torch_pipeline_warmup;
     o.torch_context_parallel = a.torch_context_parallel;
     SimulationResult r = simulate(m, c, p, o);
-    print_table(r);
+    print_table(r, a.json_file == "-" || a.trace_file == "-" ? stderr : stdout);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
     if (!a.trace_file.empty()) write_output(a.trace_file, to_chrome_trace(r).dump() + "\n");
 }

@@ -1,10 +1,12 @@
 // tessel validate [RUNS.json]: predict published training runs and write the comparison.
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/errors.h"
 #include "compare/validate.h"
 #include "core/presets.h"
 
@@ -20,6 +22,10 @@ struct ValidateArgs {
 };
 
 void run_validate(const ValidateArgs& a) {
+    if (a.out == "-" && a.json_file == "-")
+        throw InputError("--out - and --json -: only one of them can go to stdout; give the other a file");
+    // The per-row lines go to stderr when stdout holds the report or the JSON.
+    std::FILE* log = a.out == "-" || a.json_file == "-" ? stderr : stdout;
     std::string origin;
     json runs = load_json("validation", a.runs, &origin);
     // The built-in set is the file in the repository; name it so.
@@ -32,19 +38,19 @@ void run_validate(const ValidateArgs& a) {
     ValidationReport rep = validate_runs(runs, origin, profile);
     const auto& s = rep.summary;
     for (const auto& row : rep.rows) {
-        if (!row.modelable) fmt::print("  skipped  {}: {}\n", row.name, row.skipped_because);
+        if (!row.modelable) fmt::print(log, "  skipped  {}: {}\n", row.name, row.skipped_because);
         else
-            fmt::print("  {:+6.1f}%  {:<60} {} published {:.4g}, predicted {:.4g}{}\n", 100 * row.error, row.name,
+            fmt::print(log, "  {:+6.1f}%  {:<60} {} published {:.4g}, predicted {:.4g}{}\n", 100 * row.error, row.name,
                        to_string(row.metric), row.published, row.predicted, row.fits ? "" : "  (does not fit)");
     }
-    fmt::print("{} of {} rows modelled: MAPE {:.1f}%, worst {:+.1f}% ({}), Spearman {:.3f}, fit {:.0f}%\n", s.modelable,
+    fmt::print(log, "{} of {} rows modelled: MAPE {:.1f}%, worst {:+.1f}% ({}), Spearman {:.3f}, fit {:.0f}%\n", s.modelable,
                s.rows, 100 * s.mape, 100 * s.worst_error, s.worst_row, s.spearman, 100 * s.fit_share);
     std::optional<CrossValidation> cv;
     if (a.cross_validation) {
         cv = cross_validate(runs, origin, profile);
         const auto& l = cv->by_framework_summary;
         const auto& k = cv->k_fold_summary;
-        fmt::print("held out: leave one framework out MAPE {:.1f}% (worst {:+.1f}%), {}-fold MAPE {:.1f}% (worst {:+.1f}%); "
+        fmt::print(log, "held out: leave one framework out MAPE {:.1f}% (worst {:+.1f}%), {}-fold MAPE {:.1f}% (worst {:+.1f}%); "
                    "constant-MFU baseline MAPE {:.1f}%\n",
                    100 * l.mape, 100 * l.worst_error, cv->folds, 100 * k.mape, 100 * k.worst_error,
                    100 * cv->baseline_summary.mape);
@@ -56,7 +62,7 @@ void run_validate(const ValidateArgs& a) {
     if (!a.cross_validation) command += " --no-cross-validation";
     if (!a.out.empty()) {
         write_output(a.out, validation_markdown(rep, origin, command, cv ? &*cv : nullptr));
-        if (a.out != "-") fmt::print("wrote {}\n", a.out);
+        if (a.out != "-") fmt::print(log, "wrote {}\n", a.out);
     }
     if (!a.json_file.empty()) write_output(a.json_file, to_json(rep).dump(2) + "\n");
 }

@@ -1,5 +1,8 @@
 #include "core/cluster_spec.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "core/errors.h"
@@ -27,12 +30,23 @@ double GpuSpec::peak(Precision p) const {
     return 0;
 }
 
+int launch_gpus_per_host(const ClusterSpec& c, int world) {
+    const int per_node = std::max(1, std::min(c.gpus_per_node, world));
+    // A job's share of a node (--gpus-per-node, or fewer GPUs than a node) is whole hosts when it
+    // can be; the gcd keeps the count a divisor of that share otherwise.
+    return c.gpus_per_host > 0 ? std::gcd(c.gpus_per_host, per_node) : per_node;
+}
+
 ClusterSpec parse_cluster(const json& j, const std::string& file) {
     ObjectReader r(j, file);
     ClusterSpec c;
     c.name = r.string("name", std::string("unnamed"));
     c.num_nodes = int(r.integer("num_nodes", std::nullopt, 1, 1 << 20));
     c.gpus_per_node = int(r.integer("gpus_per_node", std::nullopt, 1, 1024));
+    c.gpus_per_host = int(r.integer("gpus_per_host", 0, 0, 1024));
+    if (c.gpus_per_host > 0 && c.gpus_per_node % c.gpus_per_host != 0)
+        throw InputError(fmt::format("{}: key 'gpus_per_host': expected a divisor of gpus_per_node ({}), got {}", file,
+                                     c.gpus_per_node, c.gpus_per_host));
 
     ObjectReader g = r.object("gpu");
     c.gpu.name = g.string("name", std::string("gpu"));
@@ -113,6 +127,7 @@ json to_json(const ClusterSpec& c) {
                 {"latency_us", c.inter_node.latency_us},
                 {"oversubscription", c.inter_node.oversubscription}}},
               {"price_per_gpu_hour", c.price_per_gpu_hour}};
+    if (c.gpus_per_host > 0) j["gpus_per_host"] = c.gpus_per_host;
     if (c.gpu.sm_count > 0) j["gpu"]["sm_count"] = c.gpu.sm_count;
     if (c.gpu.matmul_efficiency > 0) j["gpu"]["matmul_efficiency"] = c.gpu.matmul_efficiency;
     if (c.gpu.fp8_matmul_efficiency > 0) j["gpu"]["fp8_matmul_efficiency"] = c.gpu.fp8_matmul_efficiency;

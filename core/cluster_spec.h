@@ -74,10 +74,18 @@ struct ClusterSpec {
     IntraNodeLink intra_node;
     InterNodeLink inter_node;
     double price_per_gpu_hour = 0;
+    // GPUs one operating-system host holds where a node (an NVLink domain) spans several hosts: a
+    // GB200 NVL72 rack is 18 compute trays of 4 GPUs. 0: a node is one host (DGX, HGX). Only the
+    // launch scripts use it: torchrun's --nproc_per_node and --nnodes count hosts.
+    int gpus_per_host = 0;
     std::optional<json> profile;  // measured efficiencies written by `calibrate`
 
     int num_gpus() const { return num_nodes * gpus_per_node; }
 };
+
+// Processes a launch script starts on each host for a job of `world` GPUs: the node's GPUs, or a
+// host's share of them (gpus_per_host), never more than the job.
+int launch_gpus_per_host(const ClusterSpec& c, int world);
 
 ClusterSpec parse_cluster(const json& j, const std::string& file);
 json to_json(const ClusterSpec& c);

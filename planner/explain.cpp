@@ -95,7 +95,14 @@ std::string format_ranking_table(const SearchResult& r, const ClusterSpec& c, Ob
 }
 
 std::string explain_winner(const SearchResult& r, Objective o) {
-    if (r.best.size() < 2) return r.best.empty() ? "" : "only one plan fits, so it wins by default.";
+    if (r.best.empty()) return "";
+    if (r.best.size() < 2) {
+        // With --top 1 the search keeps one plan and prunes against it, so there is no runner-up
+        // to compare with even when many fit.
+        if (r.simulated > 1 || r.pruned_bound > 0)
+            return "it is the best of the plans that fit; --top 2 or more compares it with the runner-up.";
+        return "only one plan fits, so it wins by default.";
+    }
     const SimulationResult& a = r.best[0];
     const SimulationResult& b = r.best[1];
     std::string s;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/plan.h"
+#include "simulator/memory_model.h"
 
 namespace tessel {
 
@@ -39,7 +40,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     const Plan& p = w.plan;
     Emitted e;
     const int world = p.world_size();
-    const int gpus_per_node = std::min(c.gpus_per_node, world);
+    const int gpus_per_node = launch_gpus_per_host(c, world);
     const int nodes = (world + gpus_per_node - 1) / gpus_per_node;
 
     std::vector<std::string> model;
@@ -66,6 +67,10 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (m.qkv_bias) shape += " --add-qkv-bias";
     // Megatron-Core's q_layernorm / k_layernorm normalise each head (hidden size = kv_channels).
     if (m.qk_norm != QkNorm::none) shape += " --qk-layernorm";
+    // Megatron-LM's dropouts default to 0.1. The simulator trains GPT-style (learned position)
+    // models with dropout and RoPE models (Llama, Qwen, Mistral: none in their recipes) without,
+    // so the script switches them off where the simulation did.
+    if (!default_activation_options(m).dropout) shape += " --attention-dropout 0.0 --hidden-dropout 0.0";
     model.push_back(shape);
     model.push_back("--make-vocab-size-divisible-by 128");
 
@@ -112,6 +117,10 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     s += fmt::format("# Plan {} (placement {}, {} microbatches per step): simulated step {:.3f} s, MFU {:.1f}%, "
                      "peak {:.1f} GiB per GPU.\n",
                      p.describe(), p.placement, p.num_microbatches(), w.step_time_s, 100 * w.mfu, w.memory_GiB.peak);
+    if (gpus_per_node < std::min(c.gpus_per_node, world))
+        s += fmt::format("# A node of {} holds {} GPUs in one NVLink domain over hosts of {}: GPUS_PER_NODE and NNODES\n"
+                         "# count hosts, as torchrun does.\n",
+                         c.name, c.gpus_per_node, gpus_per_node);
     s += "# Run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set; MEGATRON_LM is your Megatron-LM\n"
          "# checkout. Data, tokenizer and optimizer flags are yours: put them in EXTRA_ARGS, e.g.\n"
          "#   EXTRA_ARGS=\"--data-path ... --tokenizer-type ... --lr 3e-4\"\n";

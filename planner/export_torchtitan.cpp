@@ -77,7 +77,7 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
     Emitted e;
     const auto keys = torchtitan_keys(m, p, o);
     const int world = p.world_size();
-    const int gpus_per_node = std::min(c.gpus_per_node, world);
+    const int gpus_per_node = launch_gpus_per_host(c, world);  // torchrun's processes per host
     const int nodes = (world + gpus_per_node - 1) / gpus_per_node;
     const std::string summary =
         fmt::format("{} on {} GPUs ({}): {} (placement {}); simulated step {:.3f} s, MFU {:.1f}%, peak {:.1f} GiB", m.name,

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "core/errors.h"
 #include "simulator/software_stack.h"
 
@@ -82,6 +84,14 @@ SimulateOptions simulate_options_for(Framework f, Precision precision) {
             break;
     }
     return o;
+}
+
+void check_framework_precision(Framework f, Precision precision, const std::string& cluster) {
+    if (f == Framework::torchtitan && precision == Precision::fp16)
+        throw InputError(fmt::format("--emit torchtitan: torchtitan trains in bf16 or fp32 (training.mixed_precision_param), "
+                                     "not fp16 (the plan's precision on cluster {}): pass --precision fp32, or bf16 on a "
+                                     "GPU that has it",
+                                     cluster));
 }
 
 int default_global_batch(int seq_length, int num_gpus) {

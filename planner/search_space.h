@@ -73,6 +73,11 @@ SpaceLimits limits_for(Framework f);
 // weights gathered layer by layer in the forward, FSDP's separate accumulation kernels.
 SimulateOptions simulate_options_for(Framework f, Precision precision);
 
+// InputError where the framework has no setting for the precision: torchtitan's
+// training.mixed_precision_param takes bfloat16 or float32, so fp16 (a V100's default) cannot be
+// exported to it. `cluster` names the cluster in the message.
+void check_framework_precision(Framework f, Precision precision, const std::string& cluster);
+
 // The default global batch: 2^21 tokens (about 2M: between GPT-3 175B's 3.2M and the 1-2M of
 // smaller runs; Brown et al. 2020 Table 2.1) divided by the sequence length, but at least one
 // sequence per 8 GPUs, then raised to odd(N) * 2^k, the smallest such value, where odd(N) is the

@@ -41,6 +41,32 @@ TEST(Cluster, TakingPartOfEachNodeKeepsOneNicPerGpu) {
     EXPECT_THROW(with_gpus_per_node(load_cluster("dgx-h100"), 0), InputError);
 }
 
+// A launch starts one process per GPU of a host: a DGX is one host, an NVL72 rack 18 hosts of 4
+// GPUs (its compute trays), whatever share of the rack the job takes.
+TEST(Cluster, LaunchesCountHostsNotNvlinkDomains) {
+    const auto dgx = load_cluster("dgx-h100");
+    EXPECT_EQ(launch_gpus_per_host(dgx, 64), 8);
+    EXPECT_EQ(launch_gpus_per_host(dgx, 2), 2);
+    for (const char* rack : {"gb200-nvl72", "gb300-nvl72"}) {
+        const auto nvl = load_cluster(rack);
+        EXPECT_EQ(nvl.gpus_per_node, 72) << rack;
+        EXPECT_EQ(launch_gpus_per_host(nvl, 144), 4) << rack;
+        EXPECT_EQ(launch_gpus_per_host(with_gpus_per_node(nvl, 64), 128), 4) << rack;
+        EXPECT_EQ(launch_gpus_per_host(nvl, 2), 2) << rack;  // a two-GPU job on one tray
+        EXPECT_EQ(parse_cluster(to_json(nvl), "x.json").gpus_per_host, 4) << rack;  // round trip
+    }
+    json bad = to_json(load_cluster("gb200-nvl72"));
+    bad["gpus_per_host"] = 5;  // 72 GPUs are not whole hosts of 5
+    try {
+        parse_cluster(bad, "rack.json");
+        FAIL();
+    } catch (const InputError& e) {
+        const std::string s = e.what();
+        EXPECT_NE(s.find("rack.json"), std::string::npos) << s;
+        EXPECT_NE(s.find("gpus_per_host"), std::string::npos) << s;
+    }
+}
+
 TEST(Topology, PathsInsideAndAcrossNodes) {
     Topology t(load_cluster("dgx-h100"));
     auto in = t.path(0, 5);

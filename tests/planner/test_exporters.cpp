@@ -78,7 +78,9 @@ const std::set<std::string> kMegatronFlags = {
     "--fp8-format",
     // Megatron-Core's q_layernorm / k_layernorm, built over kv_channels (one head); Megatron-Bridge's
     // Qwen3 conversion passes it.
-    "--qk-layernorm"};
+    "--qk-layernorm",
+    // megatron/training/arguments.py, _add_regularization_args: both floats, default 0.1.
+    "--attention-dropout", "--hidden-dropout"};
 
 // config-formats.md §B2: DeepSpeed config keys (deepspeed/runtime/constants.py, zero/config.py, ...).
 const std::set<std::string> kDeepSpeedKeys = {
@@ -398,6 +400,29 @@ TEST(ExportMegatron, GqaInterleavedLlama) {
     EXPECT_NE(s.find("--rotary-base 500000"), std::string::npos) << s;  // Llama 3's RoPE base, not Megatron's 10000
     EXPECT_NE(s.find("--use-distributed-optimizer"), std::string::npos);
     EXPECT_EQ(s.find("--virtual-pipeline-model-parallel-size"), std::string::npos);  // no such flag
+}
+
+// Megatron-LM's --attention-dropout and --hidden-dropout default to 0.1: the script turns them off
+// for the RoPE models the simulator runs without dropout (Llama's recipe has none) and leaves GPT's.
+TEST(ExportMegatron, DropoutFollowsTheSimulatedModel) {
+    const Plan p = make_plan(8, 1, 2, 1, 1, 64, 2048);
+    const std::string llama = export_megatron(load_model("llama3-8b"), winner(p), load_cluster("dgx-h100")).text;
+    EXPECT_NE(llama.find("--attention-dropout 0.0 --hidden-dropout 0.0"), std::string::npos) << llama;
+    const std::string gpt = export_megatron(load_model("gpt3-175b"), winner(p), load_cluster("dgx-a100")).text;
+    EXPECT_EQ(gpt.find("dropout"), std::string::npos) << gpt;
+}
+
+// torchrun counts processes per host: 128 GPUs of two NVL72 racks are 32 hosts of 4.
+TEST(Export, LaunchesOnNvl72CountTrays) {
+    const ModelSpec m = load_model("llama3-70b");
+    const Plan p = make_plan(4, 4, 8, 1, 1, 256, 8192);
+    const ClusterSpec rack = with_gpus_per_node(load_cluster("gb200-nvl72"), 64);
+    const std::string mg = export_megatron(m, winner(p), rack).text;
+    EXPECT_NE(mg.find("GPUS_PER_NODE=4\nNNODES=32\n"), std::string::npos) << mg;
+    const std::string tt = export_torchtitan(m, winner(p), rack, TorchtitanFormat::overrides).text;
+    EXPECT_NE(tt.find("--nproc_per_node 4 --nnodes 32 "), std::string::npos) << tt;
+    const std::string dgx = export_megatron(m, winner(p), load_cluster("dgx-h100")).text;
+    EXPECT_NE(dgx.find("GPUS_PER_NODE=8\nNNODES=16\n"), std::string::npos) << dgx;
 }
 
 TEST(ExportMegatron, Gpt3PublishedLayout) {
