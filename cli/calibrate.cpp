@@ -35,8 +35,8 @@ void calibrate_command(const CalibrateArgs& a) {
         std::unique_ptr<Backend> backend;
         agree_on_errors(*world, [&] {
             backend = make_backend(a.backend);
-            check_output_folder("--out", a.out);
-            check_output_folder("--raw", a.raw);
+            check_output_file("--out", a.out);
+            check_output_file("--raw", a.raw);
         });
         CalibrateOptions o;
         o.backend = a.backend;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -40,24 +41,33 @@ Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
     if (!f.plan_file.empty()) j = load_json("plans", f.plan_file, &origin);
     if (!j.is_object()) throw input_error(origin, "(top level)", "a JSON object describing a plan", describe_json_value(j));
     if (!j.contains("seq_length")) j["seq_length"] = m.seq_length;
-    auto set = [&](const char* key, const auto& v) {
-        if (v) j[key] = *v;
+    std::vector<std::string> overrides;  // the flags that replace the plan file's values
+    auto set = [&](const char* key, const char* flag, const auto& v) {
+        if (!v) return;
+        j[key] = *v;
+        overrides.push_back(flag);
     };
-    set("tp", f.tp);
-    set("pp", f.pp);
-    set("dp", f.dp);
-    set("cp", f.cp);
-    set("zero_stage", f.zero_stage);
-    set("microbatch_size", f.microbatch_size);
-    set("global_batch_size", f.global_batch_size);
-    set("seq_length", f.seq_length);
-    set("virtual_stages", f.virtual_stages);
-    set("sequence_parallel", f.sequence_parallel);
-    set("recompute", f.recompute);
-    set("recompute_layers", f.recompute_layers);
-    set("schedule", f.schedule);
-    set("precision", f.precision);
-    set("placement", f.placement);
+    set("tp", "--tp", f.tp);
+    set("pp", "--pp", f.pp);
+    set("dp", "--dp", f.dp);
+    set("cp", "--cp", f.cp);
+    set("zero_stage", "--zero-stage", f.zero_stage);
+    set("microbatch_size", "--microbatch-size", f.microbatch_size);
+    set("global_batch_size", "--global-batch-size", f.global_batch_size);
+    set("seq_length", "--seq", f.seq_length);
+    set("virtual_stages", "--virtual-stages", f.virtual_stages);
+    set("sequence_parallel", "--sequence-parallel", f.sequence_parallel);
+    set("recompute", "--recompute", f.recompute);
+    set("recompute_layers", "--recompute-layers", f.recompute_layers);
+    set("schedule", "--schedule", f.schedule);
+    set("precision", "--precision", f.precision);
+    set("placement", "--placement", f.placement);
+    // A message about a value the command line gave must not blame the file alone.
+    if (!f.plan_file.empty() && !overrides.empty()) {
+        std::string flags;
+        for (const auto& o : overrides) flags += (flags.empty() ? "" : ", ") + o;
+        origin = fmt::format("{} with {} from the command line", origin, flags);
+    }
     if (!j.contains("precision") && precision_default) j["precision"] = *precision_default;
     if (f.virtual_stages && *f.virtual_stages > 1 && !f.schedule) j["schedule"] = "interleaved";
     if (f.plan_file.empty() && !f.dp && world_size > 0) {
@@ -91,11 +101,13 @@ void write_output(const std::string& path, const std::string& text) {
     write_file_atomically(path, text);
 }
 
-void check_output_folder(const std::string& flag, const std::string& path) {
-    if (path.empty()) return;
-    const auto dir = std::filesystem::absolute(path).parent_path();
-    if (!std::filesystem::is_directory(dir))
-        throw InputError(fmt::format("{} {}: folder {} does not exist", flag, path, dir.string()));
+void check_output_file(const std::string& flag, const std::string& path) {
+    if (path.empty() || path == "-") return;
+    try {
+        check_file_writable(path);
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{} {}", flag, e.what()));
+    }
 }
 
 }  // namespace tessel::cli

@@ -39,8 +39,9 @@ ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long 
 // Writes text to a file atomically, or to stdout for "-".
 void write_output(const std::string& path, const std::string& text);
 
-// For outputs written only after a long job (run, calibrate): InputError now, before the work,
-// when the folder `path` would go in does not exist. An empty path is no output: nothing to check.
-void check_output_folder(const std::string& flag, const std::string& path);
+// Every command checks its output paths before its work (a long run, calibration, a simulation
+// whose other output would be written first): InputError naming the flag when the folder is
+// missing or cannot be written, or the path is a folder. "" (no output) and "-" (stdout) pass.
+void check_output_file(const std::string& flag, const std::string& path);
 
 }  // namespace tessel::cli

@@ -124,6 +124,7 @@ void run_plan(const PlanArgs& a) {
     if (a.seq && *a.seq < 1) throw InputError("--seq: expected a positive sequence length");
     if (a.top < 1) throw InputError(fmt::format("--top: expected at least 1, got {}", a.top));
     if (a.emit && a.json_file == "-") throw InputError("--json -: stdout holds the --emit config; give --json a file");
+    check_output_file("--json", a.json_file);
 
     SearchOptions o;
     o.objective = parse_objective(a.objective);

@@ -32,6 +32,7 @@ void add_report(CLI::App& app) {
     cmd->add_option("--plan-result", args->files.plan_result, "plan result JSON (tessel plan --json)");
     cmd->add_option("--out", args->out, "the HTML file to write ('-' for stdout)")->required();
     cmd->callback([args] {
+        check_output_file("--out", args->out);
         ReportSummary s;
         const std::string html = render_report(load_report_inputs(args->files), {}, &s);
         write_output(args->out, html);

@@ -88,7 +88,7 @@ void run_command(const RunArgs& a) {
                 }
                 o.cluster = to_json(c);
             }
-            if (rank == 0) check_output_folder("--out", a.out);
+            if (rank == 0) check_output_file("--out", a.out);
         });
         o.steps = a.steps;
         o.seed = a.seed;

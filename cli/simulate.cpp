@@ -80,6 +80,8 @@ void print_table(const SimulationResult& r, std::FILE* out) {
 void run_simulate(const SimulateArgs& a) {
     if (a.json_file == "-" && a.trace_file == "-")
         throw InputError("--json - and --trace -: only one of them can go to stdout; give the other a file");
+    check_output_file("--json", a.json_file);
+    check_output_file("--trace", a.trace_file);
     ModelSpec m = load_model(a.model);
     ClusterSpec c = resolve_cluster(a.cluster, a.gpus, a.gpus_per_node);
     // Where neither --precision nor the plan file names one, the plan takes the precision

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "compare/validate.h"
 #include "core/presets.h"
+#include "simulator/hardware_efficiency.h"
 
 namespace tessel::cli {
 
@@ -24,6 +25,8 @@ struct ValidateArgs {
 void run_validate(const ValidateArgs& a) {
     if (a.out == "-" && a.json_file == "-")
         throw InputError("--out - and --json -: only one of them can go to stdout; give the other a file");
+    check_output_file("--out", a.out);
+    check_output_file("--json", a.json_file);
     // The per-row lines go to stderr when stdout holds the report or the JSON.
     std::FILE* log = a.out == "-" || a.json_file == "-" ? stderr : stdout;
     std::string origin;
@@ -34,6 +37,11 @@ void run_validate(const ValidateArgs& a) {
     if (!a.profile_file.empty()) {
         json p = read_json_file(a.profile_file);
         profile = p.contains("profile") ? p["profile"] : p;
+        // Its keys are checked once here, so that a bad one names this file rather than a row's cluster.
+        ClusterSpec probe;
+        probe.profile = profile;
+        probe.profile_origin = a.profile_file;
+        hardware_efficiency(probe);
     }
     ValidationReport rep = validate_runs(runs, origin, profile);
     const auto& s = rep.summary;

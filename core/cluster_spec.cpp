@@ -99,6 +99,7 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
         const json& p = r.raw("profile");
         if (!p.is_object()) throw input_error(file, "profile", "a JSON object written by `tessel calibrate`", describe_json_value(p));
         c.profile = p;
+        c.profile_origin = file;
     }
     r.ignore({"source", "notes", "description"});
     r.finish();

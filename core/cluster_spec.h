@@ -79,6 +79,7 @@ struct ClusterSpec {
     // launch scripts use it: torchrun's --nproc_per_node and --nnodes count hosts.
     int gpus_per_host = 0;
     std::optional<json> profile;  // measured efficiencies written by `calibrate`
+    std::string profile_origin;   // the file the profile was read from, for messages about its keys
 
     int num_gpus() const { return num_nodes * gpus_per_node; }
 };

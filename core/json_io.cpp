@@ -157,6 +157,24 @@ json read_json_file(const std::string& path, int max_depth) {
     return parse_json_text(buffer.str(), path, max_depth);
 }
 
+void check_file_writable(const std::string& path) {
+    namespace fs = std::filesystem;
+    fs::path target(path);
+    fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec))
+        throw InputError(fmt::format("{}: output folder '{}' does not exist", path, folder.string()));
+    if (fs::is_directory(target, ec)) throw InputError(fmt::format("{}: is a directory; expected a file to write", path));
+    if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) return;  // a device or pipe, written in place
+    // Permissions alone do not say (root, read-only mounts, /proc): try the file the write will use.
+    const std::string probe = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError(fmt::format("{}: cannot write to folder '{}'", path, folder.string()));
+    }
+    fs::remove(probe, ec);
+}
+
 void write_file_atomically(const std::string& path, const std::string& content) {
     namespace fs = std::filesystem;
     fs::path target(path);

@@ -25,6 +25,10 @@ json parse_json_text(const std::string& text, const std::string& origin, int max
 // Writes to PATH.tmp-<pid> then renames into place, so a reader never sees a partial file.
 // InputError if the folder does not exist or cannot be written.
 void write_file_atomically(const std::string& path, const std::string& content);
+// The checks write_file_atomically makes, made before a command does its work so that bad output
+// paths fail first and no output is written beside a failed one: the folder exists and takes a
+// new file (created and removed), and the path is not a folder. InputError naming the path.
+void check_file_writable(const std::string& path);
 
 // Where warnings go (stderr by default); tests capture them.
 void set_warning_sink(std::function<void(const std::string&)> sink);

@@ -198,9 +198,15 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
                               ? r.string("hidden_activation")
                               : r.string("hidden_act", std::string(gemma ? "gelu_pytorch_tanh" : "silu"));
         r.ignore({"hidden_act", "hidden_activation"});
-        m.activation = (act == "silu" || act == "swish") ? Activation::swiglu
-                       : gemma                           ? Activation::geglu
-                                                         : Activation::gelu;
+        // These families' MLPs are gated whatever the activation (LlamaMLP and its copies: gate, up
+        // and down projections), so the activation picks only the gate's function.
+        if (act == "silu" || act == "swish") m.activation = Activation::swiglu;
+        else if (act.rfind("gelu", 0) == 0) m.activation = Activation::geglu;  // gelu, gelu_new, gelu_pytorch_tanh
+        else
+            throw input_error(file, r.has("hidden_activation") ? "hidden_activation" : "hidden_act",
+                              "silu or swish (SwiGLU) or a GELU (GeGLU): the gated MLP of model_type '" + type +
+                                  "' is not modelled with other activations",
+                              "\"" + act + "\"");
         m.norm = Norm::rmsnorm;
         m.position_embedding = PositionEmbedding::rope;
         m.tied_embeddings = r.boolean("tie_word_embeddings", gemma);  // Gemma ties them and lists no key

@@ -1,6 +1,7 @@
 #include "executor/token_data.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -45,6 +46,10 @@ TokenSource TokenSource::synthetic(std::int64_t vocab, std::uint64_t seed) {
 }
 
 TokenSource TokenSource::from_file(const std::string& path, std::int64_t vocab, int seq_length) {
+    // An ifstream opens a folder and fails only when read.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(fmt::format("{}: is a directory; expected a token file (uint16 tokens, or llm.c's .bin)", path));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(fmt::format("{}: cannot open the token file", path));
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -24,7 +24,9 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     if (c.gpu.cudnn_forward_efficiency > 0) e.attention_cudnn_forward_efficiency = c.gpu.cudnn_forward_efficiency;
     if (c.gpu.cudnn_backward_efficiency > 0) e.attention_cudnn_backward_efficiency = c.gpu.cudnn_backward_efficiency;
     if (!c.profile) return e;
-    ObjectReader r(*c.profile, c.name, "profile");
+    // Messages name the file the profile came from (a calibrated cluster file, --profile).
+    const std::string& file = c.profile_origin.empty() ? c.name : c.profile_origin;
+    ObjectReader r(*c.profile, file, "profile");
     e.gemm_max_efficiency = r.number("gemm_max_efficiency", e.gemm_max_efficiency, 0.0, 1.0);
     e.gemm_k_overhead = r.number("gemm_k_overhead", e.gemm_k_overhead, 0.0, 1e6, false);
     e.attention_forward_efficiency = r.number("attention_forward_efficiency", e.attention_forward_efficiency, 0.0, 1.0);
@@ -53,9 +55,9 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
         r.number("runtime_reserved_GiB", e.runtime_reserved_bytes / units::GiB, 0.0, 1e6, false) * units::GiB;
     if (r.has("gemm_table")) {
         const json& t = r.raw("gemm_table");
-        if (!t.is_array()) throw input_error(c.name, "profile.gemm_table", "an array of {m, n, k, efficiency}", describe_json_value(t));
+        if (!t.is_array()) throw input_error(file, "profile.gemm_table", "an array of {m, n, k, efficiency}", describe_json_value(t));
         for (std::size_t i = 0; i < t.size(); ++i) {
-            ObjectReader p(t[i], c.name, "profile.gemm_table[" + std::to_string(i) + "]");
+            ObjectReader p(t[i], file, "profile.gemm_table[" + std::to_string(i) + "]");
             e.gemm_table.push_back({p.number("m"), p.number("n"), p.number("k"), p.number("efficiency", std::nullopt, 0.0, 1.0)});
             p.finish();
         }
@@ -63,10 +65,10 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     if (r.has("attention_table")) {
         const json& t = r.raw("attention_table");
         if (!t.is_array())
-            throw input_error(c.name, "profile.attention_table", "an array of {seq, head_dim, forward_efficiency, backward_efficiency}",
+            throw input_error(file, "profile.attention_table", "an array of {seq, head_dim, forward_efficiency, backward_efficiency}",
                               describe_json_value(t));
         for (std::size_t i = 0; i < t.size(); ++i) {
-            ObjectReader p(t[i], c.name, "profile.attention_table[" + std::to_string(i) + "]");
+            ObjectReader p(t[i], file, "profile.attention_table[" + std::to_string(i) + "]");
             e.attention_table.push_back({p.number("seq"), p.number("head_dim"),
                                          p.number("forward_efficiency", std::nullopt, 0.0, 1.0),
                                          p.number("backward_efficiency", std::nullopt, 0.0, 1.0)});
@@ -76,9 +78,9 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     if (r.has("streaming_table")) {
         const json& t = r.raw("streaming_table");
         if (!t.is_array())
-            throw input_error(c.name, "profile.streaming_table", "an array of {kernel, efficiency}", describe_json_value(t));
+            throw input_error(file, "profile.streaming_table", "an array of {kernel, efficiency}", describe_json_value(t));
         for (std::size_t i = 0; i < t.size(); ++i) {
-            ObjectReader p(t[i], c.name, "profile.streaming_table[" + std::to_string(i) + "]");
+            ObjectReader p(t[i], file, "profile.streaming_table[" + std::to_string(i) + "]");
             e.streaming_table.push_back({p.string("kernel"), p.number("efficiency", std::nullopt, 1e-6, 100.0)});
             p.finish();
         }
@@ -86,11 +88,11 @@ HardwareEfficiency hardware_efficiency(const ClusterSpec& c) {
     if (r.has("collective_table")) {
         const json& t = r.raw("collective_table");
         if (!t.is_array())
-            throw input_error(c.name, "profile.collective_table", "an array of {collective, bytes, busbw_GBps}",
+            throw input_error(file, "profile.collective_table", "an array of {collective, bytes, busbw_GBps}",
                               describe_json_value(t));
         auto table = std::make_shared<CollectiveTable>();
         for (std::size_t i = 0; i < t.size(); ++i) {
-            ObjectReader p(t[i], c.name, "profile.collective_table[" + std::to_string(i) + "]");
+            ObjectReader p(t[i], file, "profile.collective_table[" + std::to_string(i) + "]");
             const std::string name = p.choice("collective", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"});
             Collective op = Collective::all_reduce;
             for (Collective k : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,

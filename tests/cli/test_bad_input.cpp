@@ -40,6 +40,7 @@ std::vector<BadInput> cases() {
     static const std::string cluster_nan_memory = R"({"name": "c", "num_nodes": 1, "gpus_per_node": 4, "gpu": {"name": "g",
       "memory_GiB": NaN, "memory_bandwidth_GBps": 2000, "peak_tflops": {"bf16": 300}}, "intra_node": {"bandwidth_GBps": 300}})";
     static const std::string cluster_unknown_key = kCluster + R"("gpus_per_nod": 4})";
+    static const std::string cluster_bad_profile = kCluster + R"("profile": {"gemm_max_efficiency": -1}})";
     static const std::vector<std::string> sim_plan = {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8",
                                                       "--plan", "@", "--json", "%/out.json"};
     return {
@@ -132,6 +133,27 @@ std::vector<BadInput> cases() {
          {"is a directory"}},
         {"run output in a missing folder", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--out", "%/no/dir/run.json"}, 2,
          {"run.json", "does not exist"}},
+        // Every output path is checked before the work and before any output is written: one bad
+        // path leaves no other output behind, and a long run or calibration is not thrown away.
+        {"second output in a missing folder", nullptr,
+         {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8", "--tp", "2", "--json", "%/out.json",
+          "--trace", "%/no/dir/t.json"}, 2, {"--trace", "t.json", "does not exist"}},
+        {"validate report beside a JSON in a missing folder", nullptr,
+         {"validate", "--no-cross-validation", "--out", "%/v.md", "--json", "%/no/dir/v.json"}, 2, {"--json", "v.json", "does not exist"}},
+        {"run output is a folder", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--out", "%"}, 2,
+         {"--out", "is a directory"}},
+        {"calibrate output is a folder", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--out", "%"}, 2,
+         {"--out", "is a directory"}},
+        {"token file is a folder", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--data", "%"}, 2,
+         {"is a directory", "token file"}},
+        {"flag overriding a plan file", R"({"tp": 2, "dp": 4})",
+         {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8", "--plan", "@", "--tp", "0"}, 2,
+         {"input.json with --tp from the command line", "key 'tp'"}},
+        {"cluster profile key", cluster_bad_profile.c_str(), {"simulate", "--model", "tiny-llama", "--cluster", "@", "--tp", "1"}, 2,
+         {"input.json", "key 'profile.gemm_max_efficiency'"}},
+        {"Hugging Face gated MLP with another activation", R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 128, "hidden_act": "relu"})",
+         {"inspect", "--model", "@"}, 2, {"input.json", "key 'hidden_act'", "relu"}},
     };
 }
 
