@@ -58,6 +58,9 @@ void run_inspect(const InspectArgs& a) {
         attention += fmt::format(" (1 layer in {} global)", m.sliding_window_pattern);
     if (m.sandwich_norms) attention += ", post-norms";
     if (m.logit_softcap) attention += ", logit soft-cap";
+    if (m.position_embedding == PositionEmbedding::rope && m.rotary_percent < 1.0)
+        attention += fmt::format(", RoPE on {:g}% of each head", 100 * m.rotary_percent);
+    if (m.parallel_residual) attention += ", parallel attention and MLP";
     fmt::print("  {} norm, {} positions, embeddings {}{}\n", to_string(m.norm), to_string(m.position_embedding),
                m.tied_embeddings ? "tied" : "untied", attention);
     fmt::print("parameters       {:>16L}  ({})\n", c.total, human(double(c.total)));

@@ -73,6 +73,8 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     m.sliding_window_pattern = int(r.integer("sliding_window_pattern", 0, 0, kMaxNumLayers));
     m.sandwich_norms = r.boolean("sandwich_norms", false);
     m.logit_softcap = r.boolean("logit_softcap", false);
+    m.rotary_percent = r.number("rotary_percent", 1.0, 0.0, 1.0);
+    m.parallel_residual = r.boolean("parallel_residual", false);
     m.max_position_embeddings = int(r.integer(
         "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
     m.rope_theta = r.number("rope_theta", 10000.0);
@@ -153,7 +155,10 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.position_embedding = PositionEmbedding::rope;
         m.tied_embeddings = r.boolean("tie_word_embeddings", false);
         m.linear_bias = r.boolean("attention_bias", true);
-        r.ignore({"hidden_act", "rotary_pct", "rotary_emb_base", "use_parallel_residual", "layer_norm_eps"});
+        // configuration_gpt_neox.py defaults: rotary_pct 0.25, use_parallel_residual true.
+        m.rotary_percent = r.number("rotary_pct", 0.25, 0.0, 1.0);
+        m.parallel_residual = r.boolean("use_parallel_residual", true);
+        r.ignore({"hidden_act", "rotary_emb_base", "layer_norm_eps"});
     } else if (type == "falcon" || type == "RefinedWeb" || type == "RefinedWebModel") {
         m.num_layers = int(first_int({"num_hidden_layers", "n_layer"}, std::nullopt));
         m.hidden_size = int(first_int({"hidden_size", "n_embed"}, std::nullopt));
@@ -172,6 +177,9 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.position_embedding = r.boolean("alibi", false) ? PositionEmbedding::learned : PositionEmbedding::rope;
         m.tied_embeddings = r.boolean("tie_word_embeddings", true);
         m.linear_bias = r.boolean("bias", false);
+        // modeling_falcon.py: the new decoder architecture (Falcon 40B, 180B) is parallel whatever
+        // parallel_attn says; configuration_falcon.py defaults parallel_attn to true.
+        m.parallel_residual = new_arch || r.boolean("parallel_attn", true);
         r.ignore({"parallel_attn", "num_ln_in_parallel_attn", "layer_norm_epsilon", "hidden_dropout",
                   "attention_dropout"});
     } else {  // llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2, gemma3_text
@@ -209,6 +217,8 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
                               "\"" + act + "\"");
         m.norm = Norm::rmsnorm;
         m.position_embedding = PositionEmbedding::rope;
+        // Phi-2 / Phi-4-mini, StableLM, GLM: RoPE over part of each head.
+        if (r.has("partial_rotary_factor")) m.rotary_percent = r.number("partial_rotary_factor", 1.0, 0.0, 1.0);
         m.tied_embeddings = r.boolean("tie_word_embeddings", gemma);  // Gemma ties them and lists no key
         m.linear_bias = r.boolean("mlp_bias", false) && r.boolean("attention_bias", false);
         // Qwen2 builds q/k/v with bias=True and has no config key for it (modeling_qwen2.py).
@@ -309,6 +319,8 @@ json to_json(const ModelSpec& m) {
     if (m.sliding_window_pattern > 0) j["sliding_window_pattern"] = m.sliding_window_pattern;
     if (m.sandwich_norms) j["sandwich_norms"] = true;
     if (m.logit_softcap) j["logit_softcap"] = true;
+    if (m.rotary_percent != 1.0) j["rotary_percent"] = m.rotary_percent;
+    if (m.parallel_residual) j["parallel_residual"] = true;
     if (m.position_embedding == PositionEmbedding::rope) j["rope_theta"] = m.rope_theta;
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;

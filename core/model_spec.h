@@ -37,6 +37,16 @@ struct ModelSpec {
     int sliding_window_pattern = 0;  // > 1: every such layer attends to the whole sequence (Gemma 2: 2, Gemma 3: 6)
     bool sandwich_norms = false;     // a norm after the attention and after the MLP as well (Gemma 2 and 3)
     bool logit_softcap = false;      // the logits pass through c * tanh(x / c) before the loss (Gemma 2)
+    // Share of each head's dimensions RoPE rotates (GPT-NeoX/Pythia's rotary_pct 0.25, Phi-2's
+    // partial_rotary_factor 0.4; Megatron's --rotary-percent). Priced as full rotary: Transformer
+    // Engine's fused RoPE copies the dimensions it leaves alone, an unfused one concatenates them
+    // back, so the kernels move the whole Q and K either way.
+    double rotary_percent = 1.0;
+    // Attention and MLP both read the layer's input and their outputs are added to it together
+    // (GPT-NeoX's use_parallel_residual, GPT-J, Falcon's parallel_attn), instead of the MLP reading
+    // the attention's residual sum. The same kernels and stored tensors to within one residual add
+    // of T x h, which the simulator does not tell apart.
+    bool parallel_residual = false;
     int max_position_embeddings = 0;  // rows of the learned position table (learned only)
     double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
     double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon

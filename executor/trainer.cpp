@@ -35,6 +35,12 @@ void check_model_executable(const ModelSpec& m, const std::string& model_origin)
     if (m.logit_softcap)
         throw input_error(model_origin, "logit_softcap", "false (the executor does not soft-cap the logits; tessel "
                           "simulate and plan model it)", "true");
+    if (m.rotary_percent < 1.0)
+        throw input_error(model_origin, "rotary_percent", "1 (the executor rotates every head dimension; tessel "
+                          "simulate and plan model partial rotary)", fmt::format("{:g}", m.rotary_percent));
+    if (m.parallel_residual)
+        throw input_error(model_origin, "parallel_residual", "false (the executor runs attention and MLP in sequence; "
+                          "tessel simulate and plan model the parallel layer)", "true");
     // OLMo 2's norm spans the whole Q and K projections, which tensor parallelism splits by heads.
     if (m.qk_norm == QkNorm::full_width)
         throw input_error(model_origin, "qk_norm", "none or per_head (the executor does not run OLMo 2's "

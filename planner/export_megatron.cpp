@@ -56,7 +56,8 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                   : std::max(m.seq_length, p.seq_length);
     model.push_back(fmt::format("--seq-length {} --max-position-embeddings {}", p.seq_length, max_positions));
     if (m.position_embedding == PositionEmbedding::rope)
-        model.push_back(fmt::format("--position-embedding-type rope --rotary-base {:.0f}", m.rope_theta));
+        model.push_back(fmt::format("--position-embedding-type rope --rotary-base {:.0f}{}", m.rope_theta,
+                                    m.rotary_percent < 1.0 ? fmt::format(" --rotary-percent {:g}", m.rotary_percent) : ""));
     else
         model.push_back("--position-embedding-type learned_absolute");
     std::string shape = fmt::format("--normalization {} --norm-epsilon {:g}", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm",
@@ -158,6 +159,9 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (m.sandwich_norms || m.logit_softcap)
         e.notes.push_back("Gemma's post-attention and post-MLP norms and logit soft-cap have no Megatron-LM flag; the "
                           "script builds a model without them");
+    if (m.parallel_residual)
+        e.notes.push_back("attention and MLP in parallel off one residual (GPT-NeoX, Falcon) has no Megatron-LM flag; "
+                          "the script builds the sequential layer, which tessel prices the same");
     if (m.qk_norm == QkNorm::full_width)
         e.notes.push_back("--qk-layernorm normalises each head's query and key; this model (OLMo 2) normalises the "
                           "whole projections, which Megatron-LM has no flag for");

@@ -117,6 +117,9 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
         e.notes.push_back(fmt::format("torchtitan defines model shapes in code: register a flavor with {} layers, hidden "
                                       "{}, {} heads ({} KV), FFN {} and set model.name / model.flavor",
                                       m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.ffn_hidden_size));
+    if (m.rotary_percent < 1.0 || m.parallel_residual)
+        e.notes.push_back("torchtitan's Llama model rotates every head dimension and runs attention and MLP in sequence; "
+                          "this model's partial rotary or parallel residual needs its own model code");
     if (p.pp > 1)
         e.notes.push_back(fmt::format("{} microbatches of {} per step = local_batch_size {} / pipeline_parallel_microbatch_size",
                                       p.num_microbatches(), p.microbatch_size, p.microbatch_size * p.num_microbatches()));

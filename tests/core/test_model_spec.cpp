@@ -39,6 +39,35 @@ TEST(ModelSpec, HuggingFaceGpt2Keys) {
     EXPECT_TRUE(m.linear_bias);
 }
 
+// Pythia (GPT-NeoX) rotates a quarter of each head (rotary_pct) and adds attention and MLP to one
+// residual (use_parallel_residual); Falcon is parallel by default and always with its new decoder
+// architecture; a native file carries both, and a rotary share outside (0, 1] is bad input.
+TEST(ModelSpec, PartialRotaryAndParallelResidualRead) {
+    auto p = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/pythia-160m-config.json");
+    EXPECT_DOUBLE_EQ(p.rotary_percent, 0.25);
+    EXPECT_TRUE(p.parallel_residual);
+    auto back = parse_model(to_json(p), "back.json");
+    EXPECT_DOUBLE_EQ(back.rotary_percent, 0.25);
+    EXPECT_TRUE(back.parallel_residual);
+    const std::string falcon = R"({"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 128, "parallel_attn": false, "new_decoder_architecture": )";
+    EXPECT_FALSE(parse_model(json::parse(falcon + "false}"), "f.json").parallel_residual);
+    EXPECT_TRUE(parse_model(json::parse(falcon + "true, \"num_kv_heads\": 2}"), "f.json").parallel_residual);
+    const auto llama = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3-8b-config.json");
+    EXPECT_DOUBLE_EQ(llama.rotary_percent, 1.0);
+    EXPECT_FALSE(llama.parallel_residual);
+    for (const char* bad : {"0", "1.5"}) {
+        const std::string native = std::string(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100,
+            "position_embedding": "rope", "rotary_percent": )") + bad + "}";
+        try {
+            parse_model(json::parse(native), "t.json");
+            FAIL() << bad;
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("rotary_percent"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(ModelSpec, UnsupportedArchitectureSaysWhichAre) {
     try {
         load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/mamba-config.json");

@@ -185,18 +185,20 @@ TEST(SingleRankModel, SequencesBeyondASlidingWindowAreRefused) {
     }
 }
 
-TEST(SingleRankModel, GemmaLayersTheExecutorLacksAreRefused) {
-    for (const char* key : {"activation", "sandwich_norms", "logit_softcap"}) {
+TEST(SingleRankModel, LayersTheExecutorLacksAreRefused) {
+    for (const char* key : {"activation", "sandwich_norms", "logit_softcap", "rotary_percent", "parallel_residual"}) {
         ModelSpec m = load_model("tiny-llama");
         if (std::string(key) == "activation") m.activation = Activation::geglu;
         if (std::string(key) == "sandwich_norms") m.sandwich_norms = true;
         if (std::string(key) == "logit_softcap") m.logit_softcap = true;
+        if (std::string(key) == "rotary_percent") m.rotary_percent = 0.25;     // Pythia
+        if (std::string(key) == "parallel_residual") m.parallel_residual = true;  // GPT-NeoX, Falcon
         try {
-            check_model_executable(m, "gemma/config.json");
+            check_model_executable(m, "model/config.json");
             FAIL() << key;
         } catch (const InputError& e) {
             const std::string s = e.what();
-            EXPECT_NE(s.find("gemma/config.json"), std::string::npos) << s;
+            EXPECT_NE(s.find("model/config.json"), std::string::npos) << s;
             EXPECT_NE(s.find(key), std::string::npos) << s;
         }
     }

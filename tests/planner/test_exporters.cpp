@@ -425,6 +425,20 @@ TEST(Export, LaunchesOnNvl72CountTrays) {
     EXPECT_NE(dgx.find("GPUS_PER_NODE=8\nNNODES=16\n"), std::string::npos) << dgx;
 }
 
+// Pythia rotates a quarter of each head: --rotary-percent; its parallel residual has no flag.
+TEST(ExportMegatron, PartialRotaryAndParallelResidual) {
+    const ModelSpec m = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/pythia-160m-config.json");
+    const Plan p = make_plan(1, 1, 8, 1, 4, 64, 2048);
+    check_megatron(m, p);
+    const Emitted e = export_megatron(m, winner(p), load_cluster("dgx-h100"));
+    EXPECT_NE(e.text.find("--rotary-percent 0.25"), std::string::npos) << e.text;
+    bool noted = false;
+    for (const auto& n : e.notes) noted = noted || n.find("parallel") != std::string::npos;
+    EXPECT_TRUE(noted);
+    const std::string llama = export_megatron(load_model("llama3-8b"), winner(p), load_cluster("dgx-h100")).text;
+    EXPECT_EQ(llama.find("--rotary-percent"), std::string::npos);
+}
+
 TEST(ExportMegatron, Gpt3PublishedLayout) {
     const ModelSpec m = load_model("gpt3-175b");
     check_megatron(m, make_plan(8, 12, 4, 1, 1, 1536, 2048, 2, 0, Recompute::full, false));
