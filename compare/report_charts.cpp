@@ -300,14 +300,20 @@ std::string draw_candidates(const json& plan_result, const std::string& file, co
     Svg svg;
     svg.width = left + plot_w + right;
     svg.height = top + plot_h + 50;
-    svg_circle(svg, left + 6, 16, 4, "pt");
-    svg_text(svg, left + 16, 20, "candidate", "lg");
-    svg_circle(svg, left + 106, 16, 6, "win");
-    svg_text(svg, left + 116, 20, "winner (#1)", "lg");
-    svg_circle(svg, left + 226, 16, 8, "this");
-    svg_text(svg, left + 240, 20, "the simulated plan", "lg");
-    svg_circle(svg, left + 396, 16, 4, "pt nofit");
-    svg_text(svg, left + 406, 20, "does not fit", "lg");
+    // The legend lists only the marks the chart draws.
+    const bool simulated_shown = std::any_of(points.begin(), points.end(), [](const Point& p) { return p.is_simulated; });
+    const bool misfit_shown = std::any_of(points.begin(), points.end(), [](const Point& p) { return !p.fits; });
+    double legend_x = left;
+    auto legend = [&](double radius, const char* cls, const std::string& text, double width) {
+        if (radius > 0) svg_circle(svg, legend_x + 6, 16, radius, cls);
+        svg_text(svg, legend_x + (radius > 0 ? 16 + radius : 0), 20, text, "lg");
+        legend_x += width;
+    };
+    legend(4, "pt", "candidate", 100);
+    legend(6, "win", "winner (#1)", 120);
+    if (simulated_shown) legend(8, "this", "the simulated plan", 170);
+    else if (simulated_plan.is_object()) legend(0, "", "(the simulated plan is not among these candidates)", 330);
+    if (misfit_shown) legend(4, "pt nofit", "does not fit", 110);
 
     for (double t : xt) {
         svg_line(svg, X(t), top, X(t), top + plot_h, "guide");

@@ -89,6 +89,22 @@ TEST(Report, EverythingTogetherIsWellFormedWithEverySection) {
     EXPECT_EQ(count(html, "class=\"this\""), 2u);  // the simulated plan is the winner, ringed; legend
 }
 
+// The legend names only what the chart draws: no ring or "does not fit" mark when no candidate is
+// the simulated plan or misses memory, and a line saying the simulated plan is elsewhere.
+TEST(Report, CandidateLegendListsOnlyDrawnMarks) {
+    const json sim = tiny_simulation();
+    json pr = tiny_plan_result(sim);
+    pr["candidates"][0]["plan"]["pp"] = 1;  // the winner is no longer the simulated plan
+    pr["candidates"][0]["plan"]["dp"] = 4;
+    std::string html = render_report(inputs(sim, {}, pr));
+    EXPECT_EQ(count(html, "class=\"this\""), 0u);
+    EXPECT_NE(html.find("the simulated plan is not among these candidates"), std::string::npos);
+    EXPECT_EQ(count(html, "nofit"), count(render_report(inputs(sim)), "nofit"));  // the stylesheet's rule only
+    pr["candidates"][2]["fits"] = false;
+    html = render_report(inputs(sim, {}, pr));
+    EXPECT_EQ(count(html, "class=\"pt nofit\""), 2u);  // the point and its legend mark
+}
+
 TEST(Report, NothingIsFetched) {
     const json sim = tiny_simulation();
     const std::string html = render_report(inputs(sim, tiny_measured(sim), tiny_plan_result(sim)));
