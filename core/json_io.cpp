@@ -157,35 +157,49 @@ json read_json_file(const std::string& path, int max_depth) {
     return parse_json_text(buffer.str(), path, max_depth);
 }
 
-void check_file_writable(const std::string& path) {
+namespace {
+// The folder an output file goes in, checked to exist, with the path checked not to be a folder.
+std::filesystem::path checked_output_folder(const std::string& path) {
     namespace fs = std::filesystem;
-    fs::path target(path);
+    const fs::path target(path);
     fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::is_directory(folder, ec))
         throw InputError(fmt::format("{}: output folder '{}' does not exist", path, folder.string()));
     if (fs::is_directory(target, ec)) throw InputError(fmt::format("{}: is a directory; expected a file to write", path));
-    if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) return;  // a device or pipe, written in place
+    return folder;
+}
+
+// The file a write goes to before it is renamed into place.
+std::string temporary_path(const std::string& path) { return path + ".tmp-" + std::to_string(::getpid()); }
+
+// A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place: renaming a file over it
+// would replace the device node itself.
+bool written_in_place(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec);
+}
+}  // namespace
+
+void check_file_writable(const std::string& path) {
+    const std::filesystem::path folder = checked_output_folder(path);
+    if (written_in_place(path)) return;
     // Permissions alone do not say (root, read-only mounts, /proc): try the file the write will use.
-    const std::string probe = path + ".tmp-" + std::to_string(::getpid());
+    const std::string probe = temporary_path(path);
     {
         std::ofstream out(probe, std::ios::binary | std::ios::trunc);
         if (!out) throw InputError(fmt::format("{}: cannot write to folder '{}'", path, folder.string()));
     }
-    fs::remove(probe, ec);
+    std::error_code ec;
+    std::filesystem::remove(probe, ec);
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
     namespace fs = std::filesystem;
-    fs::path target(path);
-    fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    const fs::path target(path);
+    const fs::path folder = checked_output_folder(path);
     std::error_code ec;
-    if (!fs::is_directory(folder, ec))
-        throw InputError(fmt::format("{}: output folder '{}' does not exist", path, folder.string()));
-    // A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place: renaming a file over
-    // it would replace the device node itself.
-    if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
-        if (fs::is_directory(target, ec)) throw InputError(fmt::format("{}: is a directory; expected a file to write", path));
+    if (written_in_place(path)) {
         std::ofstream out(path, std::ios::binary);
         if (!out) throw InputError(fmt::format("{}: cannot be opened for writing", path));
         out << content;
@@ -193,7 +207,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
         if (!out) throw RuntimeError(fmt::format("{}: write failed", path));
         return;
     }
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    const std::string tmp = temporary_path(path);
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out) throw InputError(fmt::format("{}: cannot write to folder '{}'", path, folder.string()));
