@@ -27,6 +27,7 @@ struct SimulateArgs {
     bool eager_elementwise = false;
     bool fused_cross_entropy = false;
     bool blocking_p2p = false;
+    bool p2p_scatter_gather = false;
     bool no_grad_accumulation_fusion = false;
     bool free_gradients = false;
     bool fp8_bf16_inputs = false;
@@ -98,6 +99,7 @@ void run_simulate(const SimulateArgs& a) {
     o.fused_elementwise = !a.eager_elementwise;
     o.fused_cross_entropy = a.fused_cross_entropy;
     o.overlap_p2p_comm = !a.blocking_p2p;
+    o.p2p_scatter_gather = a.p2p_scatter_gather;
     o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
     o.zero_gradient_buffer = !a.free_gradients;
     o.fp8_saves_gemm_inputs = !a.fp8_bf16_inputs;
@@ -152,6 +154,9 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--blocking-p2p", args->blocking_p2p,
                   "interleaved schedule: each pipeline send holds the compute stream until it lands (Megatron "
                   "without --overlap-p2p-communication; GPipe and 1F1B always do)");
+    cmd->add_flag("--p2p-scatter-gather", args->p2p_scatter_gather,
+                  "without sequence parallelism, each TP rank sends 1/tp of the pipeline boundary (Megatron-LM "
+                  "before Megatron-Core, DeepSpeed's pipeline engine) instead of the whole tensor");
     cmd->add_flag("--no-gradient-accumulation-fusion", args->no_grad_accumulation_fusion,
                   "each microbatch's weight gradients are added to the accumulator by separate kernels "
                   "(Megatron-LM before 2022, DeepSpeed, PyTorch autograd) instead of in the wgrad GEMM");

@@ -254,9 +254,11 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
         in.forward_comm.resize(stages);
         in.backward_comm.resize(stages);
     }
-    // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks
-    // (sequence parallelism, or Megatron's scatter/gather of the replicated tensor).
-    const double boundary_bytes = E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / p.tp;
+    // Point-to-point: the activation of one microbatch, split over the tensor-parallel ranks under
+    // sequence parallelism or the older stacks' scatter/gather, else whole from every rank.
+    const bool split_boundary = p.sequence_parallel || o.p2p_scatter_gather;
+    const double boundary_bytes =
+        E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / (split_boundary ? p.tp : 1);
     // One boundary send from each pipeline rank to the next (the last to the first for the
     // interleaved schedule's wrap), the same for every chunk the rank holds.
     std::vector<double> send_s(p.pp, 0.0);

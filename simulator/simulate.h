@@ -30,6 +30,14 @@ struct SimulateOptions {
     // --overlap-p2p-communication was given). GPipe and 1F1B always hold the compute stream until
     // each send lands (pipeline_sim.h).
     bool overlap_p2p_comm = true;
+    // Without sequence parallelism, each tensor-parallel rank sends 1/tp of the pipeline boundary
+    // and the receiving stage all-gathers it inside its node (Megatron-LM's
+    // scatter_gather_tensors_in_pipeline, on by default from 2021-02-16, commit 72e4230bb5, until
+    // the pipeline code moved into Megatron-Core, commit 3c92fa93b5 of 2023-03-23; DeepSpeed's
+    // pipeline engine partitions its activations and gradients the same way). false: every rank
+    // sends the whole [s, b, h] tensor (Megatron-Core's get_tensor_shapes divides the sequence by
+    // tp only under sequence parallelism). The all-gather on the NVLink side is not priced.
+    bool p2p_scatter_gather = false;
     // The wgrad GEMM adds into the gradient accumulator in place (Megatron-LM's
     // --gradient-accumulation-fusion, on by default since 2022-02; llm.c). false: each microbatch's
     // weight gradients are written fresh and added by separate kernels (older Megatron-LM,

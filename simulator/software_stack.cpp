@@ -17,11 +17,14 @@ namespace tessel {
 // buffer (zero_grad_buffer) before the step's first microbatch. Its sharding is
 // --use-distributed-optimizer, which shards the optimizer state only: ZeRO-1. --recompute-method
 // block with --recompute-num-layers N recomputes the first N layers of each model chunk and keeps
-// the others' activations (transformer_block.py, _checkpointed_forward).
+// the others' activations (transformer_block.py, _checkpointed_forward). Without sequence
+// parallelism its pipeline sends were split over the TP ranks until the pipeline code moved into
+// Megatron-Core (2023-03-23), which sends the whole tensor from every rank.
 const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .overlaps_grad_reduce = false,
                                 .overlaps_param_gather = false,
+                                .p2p_scatter_gather_until = 20230323,
                                 .cudnn_attention = true,
                                 .grad_accumulation_fusion_date = 20220213,
                                 .max_zero_stage = 1,
@@ -34,12 +37,14 @@ const SoftwareStack kMegatronLM{.name = "Megatron-LM",
 // gather the updated weights after the step, and the bf16 optimizer's step ends by zeroing its fp32
 // gradients (clear_hp_grads). Its large published runs (Megatron-DeepSpeed) use Megatron's fused
 // kernels. Its pipeline engine runs non-interleaved 1F1B (TrainSchedule) and accepts only ZeRO-0/1
-// with pipeline stages; it has no Megatron-style sequence parallelism.
+// with pipeline stages; it has no Megatron-style sequence parallelism. Its pipeline engine
+// partitions the activations (and gradients) it sends over the TP ranks (is_pipe_partitioned).
 const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
                                .bf16_grads_reduced_in_fp32 = true,
                                .overlaps_grad_reduce = false,
                                .reduces_after_pipeline_flush = true,
                                .overlaps_param_gather = false,
+                               .p2p_scatter_gather = true,
                                .fuses_grad_accumulation = false,
                                .max_zero_stage_with_pipeline = 1,
                                .interleaves = false,
@@ -118,6 +123,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.overlap_grad_reduce = s.overlaps_grad_reduce;
     o.reduce_after_pipeline_flush = s.reduces_after_pipeline_flush;
     o.overlap_param_gather = s.overlaps_param_gather;
+    o.p2p_scatter_gather = s.p2p_scatter_gather;
     o.grad_reduce_in_fp32 = (precision == Precision::bf16 || precision == Precision::fp8) && s.bf16_grads_reduced_in_fp32;
     o.flash_attention_version = s.flash_version;
     o.cudnn_attention = s.cudnn_attention;

@@ -15,6 +15,8 @@ struct SoftwareStack {
     bool overlaps_grad_reduce = true;         // gradient reduction beside the backward, without a flag
     bool reduces_after_pipeline_flush = false;  // with pipeline stages, after the last backward whatever the flag
     bool overlaps_param_gather = true;        // ZeRO-1/2's updated weights gathered beside the next forward
+    bool p2p_scatter_gather = false;          // pipeline sends split over TP without SP (SimulateOptions)
+    int p2p_scatter_gather_until = 0;         // YYYYMMDD until which it did (Megatron-LM before Megatron-Core's p2p)
     bool half_forward_selective = false;      // its "selective" checkpointing re-runs about half a forward
     bool sequence_parallel_with_tp = false;   // its tensor parallelism always shards norms along the sequence
     bool pipeline_gathers_once = false;       // FSDP with pipeline stages: weights gathered once and kept,

@@ -102,6 +102,30 @@ TEST(Simulate, TensorParallelismAcrossNodesIsBoundByTheNics) {
     EXPECT_GT(across.time_s.tp_comm_exposed, 5.0 * in_node.time_s.tp_comm_exposed);
 }
 
+// A pipeline send carries the boundary [s, b, h] from every TP rank (Megatron-Core), or 1/tp of it
+// under sequence parallelism or the older stacks' scatter/gather: 2 x 4 x 4096 x 1600 bytes =
+// 52 MB against 26 MB, each far above the link's latency, so the send takes twice as long.
+TEST(Simulate, PipelineSendsSplitOverTensorParallelismOnlyWhenTheStackDoes) {
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 16);
+    const Plan p = tessel::testing::make_plan(2, 4, 2, 1, 4, 64, 4096);
+    auto longest_send = [&](bool sp, bool scatter) {
+        Plan q = p;
+        q.sequence_parallel = sp;
+        SimulateOptions o;
+        o.record_trace = true;
+        o.p2p_scatter_gather = scatter;
+        double longest = 0;
+        for (const auto& e : simulate(m, c, q, o).trace)
+            if (e.track.find("p2p forward") != std::string::npos) longest = std::max(longest, e.duration_s);
+        return longest;
+    };
+    const double whole = longest_send(false, false), split = longest_send(false, true);
+    ASSERT_GT(split, 0);
+    EXPECT_NEAR(whole / split, 2.0, 0.02);
+    EXPECT_DOUBLE_EQ(longest_send(true, false), split);  // sequence parallelism sends 1/tp anyway
+}
+
 TEST(Simulate, ZeroThreeGathersEveryLayer) {
     const ModelSpec m = load_model("llama2-7b");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 16);

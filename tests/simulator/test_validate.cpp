@@ -169,6 +169,17 @@ TEST(Validate, GradientAccumulationIsFusedInMegatronFromFebruary2022) {
     EXPECT_TRUE(validation_case(foundry, "test").options.gradient_accumulation_fusion);
 }
 
+// Megatron-LM split its pipeline sends over the TP ranks until Megatron-Core's p2p (2023-03-23);
+// DeepSpeed's pipeline engine does at any date.
+TEST(Validate, PipelineSendsSplitAsTheStackOfTheRowsDateDid) {
+    json row = megatron_row();
+    EXPECT_FALSE(validation_case(row, "test").options.p2p_scatter_gather);  // 2024-07-15
+    row["source"] = "Megatron-LM paper run (2022-05-01)";
+    EXPECT_TRUE(validation_case(row, "test").options.p2p_scatter_gather);
+    row["source"] = "Megatron-DeepSpeed run (commit z, 2024-01-10)";
+    EXPECT_TRUE(validation_case(row, "test").options.p2p_scatter_gather);
+}
+
 TEST(Validate, DeepSpeedRowsTakeThePipelineEngineAndBf16Optimizer) {
     json row = megatron_row();
     row["source"] = "Megatron-DeepSpeed run (commit z, 2023-01-10)";
