@@ -174,7 +174,10 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.seq_length = int(first_int({"max_position_embeddings"}, 2048));
         m.activation = Activation::gelu;
         m.norm = Norm::layernorm;
-        m.position_embedding = r.boolean("alibi", false) ? PositionEmbedding::learned : PositionEmbedding::rope;
+        // Falcon-RW's ALiBi biases the attention scores by distance; tessel has no such positions.
+        if (r.boolean("alibi", false))
+            throw input_error(file, "alibi", "false (ALiBi attention biases are not modelled; Falcon uses RoPE)", "true");
+        m.position_embedding = PositionEmbedding::rope;
         m.tied_embeddings = r.boolean("tie_word_embeddings", true);
         m.linear_bias = r.boolean("bias", false);
         // modeling_falcon.py: the new decoder architecture (Falcon 40B, 180B) is parallel whatever
@@ -190,16 +193,21 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.ffn_hidden_size = int(first_int({"intermediate_size"}, std::nullopt));
         m.vocab_size = first_int({"vocab_size"}, std::nullopt);
         // The default training length: the context the model was pretrained at. A config whose
-        // RoPE was stretched afterwards (Llama 3.1's rope_scaling, Phi-3's long variants) keeps it
-        // as original_max_position_embeddings; max_position_embeddings is the stretched context.
+        // RoPE was stretched afterwards keeps it as original_max_position_embeddings, inside
+        // rope_scaling (Llama 3.1), inside transformers v5's rope_parameters, or at the top level
+        // (Phi-3's, Phi-3.5's and Phi-4-mini's long variants, beside a rope_scaling without it);
+        // max_position_embeddings is the stretched context.
         m.seq_length = int(first_int({"max_position_embeddings"}, 4096));
-        if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) {
-            ObjectReader rs = r.object("rope_scaling");
-            if (rs.has("original_max_position_embeddings"))
-                m.seq_length = int(rs.integer("original_max_position_embeddings", std::nullopt, 1, kMaxSeqLength));
-        } else if (r.has("original_max_position_embeddings")) {
-            m.seq_length = int(r.integer("original_max_position_embeddings", std::nullopt, 1, kMaxSeqLength));
+        bool original_found = false;
+        for (const char* block : {"rope_scaling", "rope_parameters"}) {
+            if (original_found || !r.has(block) || !r.raw(block).is_object()) continue;
+            ObjectReader rs = r.object(block);
+            if (!rs.has("original_max_position_embeddings")) continue;
+            m.seq_length = int(rs.integer("original_max_position_embeddings", std::nullopt, 1, kMaxSeqLength));
+            original_found = true;
         }
+        if (!original_found && r.has("original_max_position_embeddings"))
+            m.seq_length = int(r.integer("original_max_position_embeddings", std::nullopt, 1, kMaxSeqLength));
         // Gemma names its gated GELU hidden_activation (hidden_act in its first configs).
         const bool gemma = type.rfind("gemma", 0) == 0;
         std::string act = r.has("hidden_activation") && r.raw("hidden_activation").is_string()

@@ -68,6 +68,19 @@ TEST(ModelSpec, PartialRotaryAndParallelResidualRead) {
     }
 }
 
+// Falcon-RW's ALiBi is refused by its key rather than read as a learned position table.
+TEST(ModelSpec, AlibiIsRefusedByName) {
+    try {
+        parse_model(json::parse(R"({"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "vocab_size": 128, "alibi": true})"), "rw.json");
+        FAIL();
+    } catch (const InputError& e) {
+        const std::string s = e.what();
+        EXPECT_NE(s.find("rw.json"), std::string::npos) << s;
+        EXPECT_NE(s.find("key 'alibi'"), std::string::npos) << s;
+    }
+}
+
 TEST(ModelSpec, UnsupportedArchitectureSaysWhichAre) {
     try {
         load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/mamba-config.json");
@@ -118,6 +131,15 @@ TEST(ModelSpec, StretchedRopeTrainsAtItsOriginalContextByDefault) {
     auto phi = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/phi3-mini-4k-config.json");
     EXPECT_EQ(phi.seq_length, 4096);
     EXPECT_EQ(load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/qwen3-8b-config.json").seq_length, 40960);
+    // Phi-3.5-mini and Phi-4-mini: a rope_scaling of long/short factors without the length, which
+    // sits at the top level (4096 of 131072).
+    const std::string shape = R"("num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 131072, )";
+    EXPECT_EQ(parse_model(json::parse(R"({"model_type": "phi3", )" + shape + R"("original_max_position_embeddings": 4096,
+        "rope_scaling": {"long_factor": [1.0], "short_factor": [1.0], "type": "longrope"}})"), "c.json").seq_length, 4096);
+    // transformers v5 writes Llama 3.2's as rope_parameters.original_max_position_embeddings.
+    EXPECT_EQ(parse_model(json::parse(R"({"model_type": "llama", )" + shape + R"("rope_parameters": {"factor": 32.0,
+        "original_max_position_embeddings": 8192, "rope_theta": 500000.0, "rope_type": "llama3"}})"), "c.json").seq_length, 8192);
     EXPECT_THROW(parse_model(json::parse(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
         "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "rope_scaling":
         {"original_max_position_embeddings": "long"}})"), "c.json"), InputError);
