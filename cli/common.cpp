@@ -110,4 +110,18 @@ void check_output_file(const std::string& flag, const std::string& path) {
     }
 }
 
+std::FILE* check_outputs(std::initializer_list<std::pair<const char*, std::string>> outputs) {
+    std::string on_stdout;
+    int count = 0;
+    for (const auto& [flag, path] : outputs) {
+        check_output_file(flag, path);
+        if (path != "-") continue;
+        on_stdout += fmt::format("{}{} -", count ? " and " : "", flag);
+        ++count;
+    }
+    if (count > 1)
+        throw InputError(fmt::format("{}: only one of them can go to stdout; give the other a file", on_stdout));
+    return count ? stderr : stdout;
+}
+
 }  // namespace tessel::cli

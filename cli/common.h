@@ -1,7 +1,10 @@
 // Flags shared by several subcommands and the helpers that resolve them.
 #pragma once
+#include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -43,5 +46,9 @@ void write_output(const std::string& path, const std::string& text);
 // whose other output would be written first): InputError naming the flag when the folder is
 // missing or cannot be written, or the path is a folder. "" (no output) and "-" (stdout) pass.
 void check_output_file(const std::string& flag, const std::string& path);
+// A command's outputs as (flag, path) pairs: each checked with check_output_file, at most one on
+// stdout (InputError naming them otherwise). Returns where the command's table goes: stdout, or
+// stderr when an output holds stdout.
+std::FILE* check_outputs(std::initializer_list<std::pair<const char*, std::string>> outputs);
 
 }  // namespace tessel::cli

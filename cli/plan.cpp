@@ -3,7 +3,6 @@
 // and export the winner (--emit megatron | deepspeed | torchtitan).
 #include <unistd.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -102,11 +101,9 @@ void print_budget(Printer& pr, const TrainingBudget& b, int gpus, const ClusterS
                                      : std::string("unknown (the cluster has no price_per_gpu_hour)"));
 }
 
-// Why the default global batch is what it is (default_global_batch): ~2M tokens, unless one
-// sequence per 8 GPUs is more, then raised to a multiple of the GPU count's odd factor.
-std::string default_batch_reason(const PlanRequest& req, long long gpus) {
-    const bool floor_wins = (gpus + 7) / 8 > (1LL << 21) / std::max(1, req.seq_length);
-    return floor_wins ? " (default: one sequence per 8 GPUs, which is more than ~2M tokens here, raised to a multiple "
+// Why the default global batch is what it is (default_global_batch).
+std::string default_batch_reason(const PlanRequest& req) {
+    return default_batch_set_by_gpus(req.seq_length, req.num_gpus) ? " (default: one sequence per 8 GPUs, which is more than ~2M tokens here, raised to a multiple "
                         "of the GPU count's odd factor)"
                       : " (default: ~2M tokens, a multiple of the GPU count's odd factor)";
 }
@@ -124,7 +121,7 @@ void run_plan(const PlanArgs& a) {
     if (a.seq && *a.seq < 1) throw InputError("--seq: expected a positive sequence length");
     if (a.top < 1) throw InputError(fmt::format("--top: expected at least 1, got {}", a.top));
     if (a.emit && a.json_file == "-") throw InputError("--json -: stdout holds the --emit config; give --json a file");
-    check_output_file("--json", a.json_file);
+    std::FILE* table = check_outputs({{"--json", a.json_file}});
 
     SearchOptions o;
     o.objective = parse_objective(a.objective);
@@ -148,7 +145,7 @@ void run_plan(const PlanArgs& a) {
     check_framework_precision(framework, precision, cluster_origin);
     o.simulate = simulate_options_for(framework, precision);
     // stdout holds the exported config or the JSON when either goes there.
-    Printer pr{a.emit || a.json_file == "-" ? stderr : stdout};
+    Printer pr{a.emit ? stderr : table};
 
     ModelSpec m;
     SearchResult result;
@@ -189,7 +186,7 @@ void run_plan(const PlanArgs& a) {
                 c.gpus_per_node, c.gpu.name, c.gpu.memory_GiB);
         pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}; objective {}; memory headroom {:.0f}%{}",
                 req.global_batch_size, req.seq_length, human(double(req.global_batch_size) * req.seq_length),
-                a.global_batch ? "" : default_batch_reason(req, c.num_gpus()),
+                a.global_batch ? "" : default_batch_reason(req),
                 to_string(req.precision), to_string(o.objective), 100 * o.memory_headroom,
                 a.emit ? fmt::format("; only plans {} runs", *a.emit) : std::string());
         result = search_plans(m, c, req, o);

@@ -7,7 +7,6 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "core/errors.h"
 #include "core/presets.h"
 #include "planner/search_space.h"
 #include "simulator/simulate.h"
@@ -79,10 +78,7 @@ void print_table(const SimulationResult& r, std::FILE* out) {
 }
 
 void run_simulate(const SimulateArgs& a) {
-    if (a.json_file == "-" && a.trace_file == "-")
-        throw InputError("--json - and --trace -: only one of them can go to stdout; give the other a file");
-    check_output_file("--json", a.json_file);
-    check_output_file("--trace", a.trace_file);
+    std::FILE* table = check_outputs({{"--json", a.json_file}, {"--trace", a.trace_file}});
     ModelSpec m = load_model(a.model);
     ClusterSpec c = resolve_cluster(a.cluster, a.gpus, a.gpus_per_node);
     // Where neither --precision nor the plan file names one, the plan takes the precision
@@ -117,7 +113,7 @@ void run_simulate(const SimulateArgs& a) {
     o.all_forwards_first_at_m_equal_pp = !a.torch_pipeline_warmup;
     o.torch_context_parallel = a.torch_context_parallel;
     SimulationResult r = simulate(m, c, p, o);
-    print_table(r, a.json_file == "-" || a.trace_file == "-" ? stderr : stdout);
+    print_table(r, table);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
     if (!a.trace_file.empty()) write_output(a.trace_file, to_chrome_trace(r).dump() + "\n");
 }

@@ -6,7 +6,6 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "core/errors.h"
 #include "compare/validate.h"
 #include "core/presets.h"
 #include "simulator/hardware_efficiency.h"
@@ -23,12 +22,8 @@ struct ValidateArgs {
 };
 
 void run_validate(const ValidateArgs& a) {
-    if (a.out == "-" && a.json_file == "-")
-        throw InputError("--out - and --json -: only one of them can go to stdout; give the other a file");
-    check_output_file("--out", a.out);
-    check_output_file("--json", a.json_file);
     // The per-row lines go to stderr when stdout holds the report or the JSON.
-    std::FILE* log = a.out == "-" || a.json_file == "-" ? stderr : stdout;
+    std::FILE* log = check_outputs({{"--out", a.out}, {"--json", a.json_file}});
     std::string origin;
     json runs = load_json("validation", a.runs, &origin);
     // The built-in set is the file in the repository; name it so.

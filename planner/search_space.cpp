@@ -94,10 +94,19 @@ void check_framework_precision(Framework f, Precision precision, const std::stri
                                      cluster));
 }
 
+namespace {
+// The two lower bounds of the default global batch: ~2M tokens of sequences, and one sequence per
+// 8 GPUs.
+long long batch_for_tokens(int seq_length) { return std::max<long long>(1, (1LL << 21) / std::max(1, seq_length)); }
+long long batch_for_gpus(int num_gpus) { return (num_gpus + 7LL) / 8; }
+}  // namespace
+
+bool default_batch_set_by_gpus(int seq_length, int num_gpus) {
+    return batch_for_gpus(num_gpus) > batch_for_tokens(seq_length);
+}
+
 int default_global_batch(int seq_length, int num_gpus) {
-    const long long target_tokens = 1LL << 21;
-    long long b = std::max<long long>(1, target_tokens / std::max(1, seq_length));
-    b = std::max<long long>(b, (num_gpus + 7) / 8);
+    const long long b = std::max(batch_for_tokens(seq_length), batch_for_gpus(num_gpus));
     long long odd = std::max(1, num_gpus);
     while (odd % 2 == 0) odd /= 2;
     long long out = odd;

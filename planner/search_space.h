@@ -84,6 +84,8 @@ void check_framework_precision(Framework f, Precision precision, const std::stri
 // odd part of the GPU count — so that every data-parallel size the GPU count allows divides it
 // (384 GPUs, sequence 2048: 3 * 2^9 = 1536, the batch Narayanan et al. 2021 used for GPT-3).
 int default_global_batch(int seq_length, int num_gpus);
+// Whether that default is set by its floor of one sequence per 8 GPUs rather than by ~2M tokens.
+bool default_batch_set_by_gpus(int seq_length, int num_gpus);
 
 // The request with the model's sequence length, the default batch and the GPU's default
 // precision (default_precision) filled in where the caller left 0 (or no precision).
