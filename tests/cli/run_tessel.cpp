@@ -1,4 +1,5 @@
 #include "tests/cli/run_tessel.h"
+#include "tests/temporary_folder.h"
 
 #include <filesystem>
 #include <fstream>
@@ -20,13 +21,7 @@ std::string quote(const std::string& s) {
 }
 }  // namespace
 
-std::string temp_dir(const std::string& name) {
-    // Per process: ctest runs each test case as its own process, in parallel.
-    auto dir = std::filesystem::temp_directory_path() / ("tessel_cli_" + std::to_string(::getpid()) + "_" + name);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir.string();
-}
+std::string temp_dir(const std::string& name) { return tessel::test::fresh_temporary_folder("tessel_cli_", name); }
 
 void write_text(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);

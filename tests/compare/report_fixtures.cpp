@@ -9,6 +9,7 @@
 
 #include "core/presets.h"
 #include "simulator/simulate.h"
+#include "tests/temporary_folder.h"
 
 namespace tessel::test {
 
@@ -120,12 +121,7 @@ std::size_t count(const std::string& haystack, const std::string& needle) {
     return n;
 }
 
-std::string temp_dir(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() / ("tessel_compare_" + std::to_string(::getpid()) + "_" + name);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir.string();
-}
+std::string temp_dir(const std::string& name) { return tessel::test::fresh_temporary_folder("tessel_compare_", name); }
 
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
