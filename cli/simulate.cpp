@@ -41,7 +41,7 @@ struct SimulateArgs {
     bool no_dropout = false;
     bool fp32_grad_reduce = false;
     bool torch_cross_entropy = false;
-    bool torch_pipeline_warmup = false;
+    bool all_forwards_first = false;
     bool torch_context_parallel = false;
 };
 
@@ -110,7 +110,7 @@ void run_simulate(const SimulateArgs& a) {
     o.model_dropout = !a.no_dropout;
     o.grad_reduce_in_fp32 = a.fp32_grad_reduce;
     o.torch_cross_entropy = a.torch_cross_entropy;
-    o.all_forwards_first_at_m_equal_pp = !a.torch_pipeline_warmup;
+    o.all_forwards_first_at_m_equal_pp = a.all_forwards_first;
     o.torch_context_parallel = a.torch_context_parallel;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r, table);
@@ -193,9 +193,10 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--torch-cross-entropy", args->torch_cross_entropy,
                   "the eager loss is PyTorch's F.cross_entropy on fp32 logits (torchtitan), whose backward holds "
                   "two more fp32 copies of the logits than Megatron's in-place loss");
-    cmd->add_flag("--torch-pipeline-warmup", args->torch_pipeline_warmup,
-                  "interleaved schedule with as many microbatches as pipeline ranks: PyTorch's warm-up "
-                  "(ScheduleInterleaved1F1B, torchtitan) instead of Megatron's all forwards first");
+    cmd->add_flag("--all-forwards-first", args->all_forwards_first,
+                  "interleaved schedule with as many microbatches as pipeline ranks: every forward before any "
+                  "backward, as Megatron-LM ran it before November 2024 (commit 4295be1a6c), instead of the usual "
+                  "warm-up of Megatron-Core since and of PyTorch's ScheduleInterleaved1F1B");
     cmd->add_flag("--torch-context-parallel", args->torch_context_parallel,
                   "context parallelism through PyTorch's context_parallel (torchtitan): K/V all-gathered at "
                   "the first step, fp32 merges and gradients, KV heads repeated before the attention; default: "

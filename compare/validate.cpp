@@ -665,6 +665,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (auto v = named_setting(stated, nullptr, {"gradient_accumulation_fusion"})) o.gradient_accumulation_fusion = *v;
     if (contains(stated, "--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = false;
     if (date > 0 && date < fw->p2p_scatter_gather_until) o.p2p_scatter_gather = true;  // the stack of its date
+    if (date > 0 && date < fw->all_forwards_first_until) o.all_forwards_first_at_m_equal_pp = true;
 
     validate_plan(p, m, num_gpus, origin + ": " + where);
     // A precision the GPU has no peak for (bf16 on a V100) is the row's error, not the file's.

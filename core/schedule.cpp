@@ -12,7 +12,7 @@ int warmup_forwards(Schedule schedule, int pp, int rank, int m, int v, bool all_
     if (schedule == Schedule::gpipe) return m * v;
     if (schedule == Schedule::one_f_one_b || v == 1) return std::min(pp - rank - 1, m);
     const int total = m * v;
-    // Megatron: with as many microbatches as stages, all forwards go first.
+    // Megatron-LM before 2024-11: with as many microbatches as stages, all forwards go first.
     if (m == pp && all_forwards_first_at_m_equal_pp) return total;
     return std::min((pp - rank - 1) * 2 + (v - 1) * pp, total);
 }

@@ -45,22 +45,25 @@ Rule check_rules(const ModelSpec& m, const Plan& p) {
     return Rule::ok;
 }
 
-double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p) {
-    return memory_lower_bound_GiB(m, p, parameters_on_rank(m, p, 0), parameters_on_rank(m, p, p.pp - 1));
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, const ActivationOptions& opt) {
+    return memory_lower_bound_GiB(m, p, opt, parameters_on_rank(m, p, 0), parameters_on_rank(m, p, p.pp - 1));
 }
 
-double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, double params_first, double params_last) {
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, const ActivationOptions& opt, double params_first,
+                              double params_last) {
     const int shard = p.dp * p.cp;
     const double first = model_state_bytes(params_first, p.zero_stage, shard, p.precision).total();
     const double last = model_state_bytes(params_last, p.zero_stage, shard, p.precision).total();
     // Rank 0 runs its warm-up forwards and one more before its first backward frees anything.
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     const int microbatches = p.num_microbatches();
-    const int in_flight = std::min(warmup_forwards(p.schedule, p.pp, 0, microbatches, v) + 1, microbatches * v);
+    const int in_flight =
+        std::min(warmup_forwards(p.schedule, p.pp, 0, microbatches, v, opt.all_forwards_first_at_m_equal_pp) + 1,
+                 microbatches * v);
     int fewest = m.num_layers;
     const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
     for (int c = 0; c < v; ++c) fewest = std::min(fewest, layers[c * p.pp]);
-    const double stored = layer_stored_activation_bytes(m, p, default_activation_options(m));
+    const double stored = layer_stored_activation_bytes(m, p, opt);
     const double rank0 = first + double(in_flight) * fewest * stored;
     return (std::max(rank0, last) + kRuntimeReservedBytes) / units::GiB;
 }

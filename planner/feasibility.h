@@ -17,6 +17,7 @@
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
+#include "simulator/memory_model.h"
 
 namespace tessel {
 
@@ -46,11 +47,13 @@ Rule check_rules(const ModelSpec& m, const Plan& p);
 // A cheap lower bound on the simulator's peak memory per GPU (GiB), for pruning before the exact
 // estimate: each pipeline rank's model states, the runtime's reservation, and on the first rank
 // the stored activations of the microbatches 1F1B (or the interleaved schedule) has in flight when
-// its first backward starts.
-double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p);
+// its first backward starts, under the same activation options as the exact estimate (a bound
+// under other options may exceed it: dropout's masks, the interleaved warm-up).
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, const ActivationOptions& opt);
 // The same with the parameters of the first and last pipeline rank given (simulator's
 // parameters_on_rank), which the search computes once per (tp, pp, v).
-double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, double params_first, double params_last);
+double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, const ActivationOptions& opt, double params_first,
+                              double params_last);
 
 // GiB a GPU may use: its memory less the headroom fraction.
 double usable_memory_GiB(const ClusterSpec& c, double headroom);

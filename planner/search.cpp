@@ -99,7 +99,8 @@ struct Enumeration {
 // Enumerates the (tp, pp, cp) shapes numbered shard, shard + shards, ... so that several threads
 // can split the work, each with its own StepBound (its caches then need no sharing).
 Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanRequest& req, const std::vector<int>& worlds,
-                      const StepBound& bound, Objective objective, const SpaceLimits& limits, int shard, int shards) {
+                      const StepBound& bound, const ActivationOptions& activations, Objective objective,
+                      const SpaceLimits& limits, int shard, int shards) {
     Enumeration e;
     long long shape_number = 0;
     std::map<std::tuple<int, int, int, int>, std::vector<std::string>> placements_cache;
@@ -198,7 +199,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                                         double memory_key = 0;
                                         if (objective == Objective::memory) {
                                             probe.zero_stage = highest_bit(zeros);
-                                            memory_key = memory_lower_bound_GiB(m, probe, g.params_first, g.params_last);
+                                            memory_key = memory_lower_bound_GiB(m, probe, activations, g.params_first, g.params_last);
                                         }
                                         g.key = score_bound(g.step_bound, memory_key, world, objective);
                                         e.groups.push_back(g);
@@ -356,6 +357,7 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
     SimulateOptions sim = o.simulate;
     sim.memory_headroom = o.memory_headroom;
     const double usable = usable_memory_GiB(c, o.memory_headroom);
+    const ActivationOptions activations = activation_options(m, sim);
 
     SearchResult result;
     result.request = req;
@@ -371,8 +373,8 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
             pool.emplace_back([&, t] {
                 try {
                     const StepBound bound(m, c, sim);
-                    parts[t] = enumerate(m, c, req, result.world_sizes, bound, o.objective, limits_for(o.framework), t,
-                                         threads);
+                    parts[t] = enumerate(m, c, req, result.world_sizes, bound, activations, o.objective,
+                                         limits_for(o.framework), t, threads);
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(error_mutex);
                     if (!error) error = std::current_exception();
@@ -451,7 +453,7 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
             const bool block = g.recompute == kBlockRecompute;
             const double t = std::max(g.step_bound, step_time_lower_bound(m, c, timing_probe(p, g.recompute)));
             // Block recompute holds more than full recompute: full's bound holds for it.
-            const double mem_lb = memory_lower_bound_GiB(m, p, g.params_first, g.params_last);
+            const double mem_lb = memory_lower_bound_GiB(m, p, activations, g.params_first, g.params_last);
             if (mem_lb > usable) {
                 ++pruned_memory;
                 if (!block) misses.offer(p, mem_lb);

@@ -50,7 +50,7 @@ struct ActivationOptions {
     // Activations of the first N layers offloaded to host memory (SimulateOptions::cpu_offload_layers).
     int cpu_offload_layers = 0;
     // The interleaved schedule's order at m = pp (SimulateOptions::all_forwards_first_at_m_equal_pp).
-    bool all_forwards_first_at_m_equal_pp = true;
+    bool all_forwards_first_at_m_equal_pp = false;
     // Context parallelism through PyTorch's ring (SimulateOptions::torch_context_parallel): fp32
     // output and gradient accumulators, packed sends, K/V repeated to the query heads.
     bool torch_context_parallel = false;

@@ -30,7 +30,7 @@ struct CommSpan {
 struct PipelineInput {
     Schedule schedule = Schedule::one_f_one_b;
     int pp = 1, virtual_stages = 1, microbatches = 1;
-    bool all_forwards_first_at_m_equal_pp = true;  // core/schedule.h: Megatron's interleaved order
+    bool all_forwards_first_at_m_equal_pp = false;  // core/schedule.h: Megatron-LM's interleaved order before 2024-11
     // Per model stage (pp x virtual_stages, stage = chunk x pp + rank).
     std::vector<ActionParts> forward, backward;
     std::vector<int> layers;               // for the trace: layers of each stage

@@ -121,10 +121,11 @@ struct SimulateOptions {
     // for fewer layers than the model has; so does simulate().
     int cpu_offload_layers = 0;
     // Interleaved schedule with as many microbatches as pipeline ranks: every forward before any
-    // backward on every rank (Megatron-Core's forward_backward_pipelining_with_interleaving), or the
-    // usual warm-up of (v - 1) pp + 2 (pp - rank - 1) forwards (PyTorch's ScheduleInterleaved1F1B,
-    // torchtitan), with which the last rank runs each microbatch's loss and backward in turn.
-    bool all_forwards_first_at_m_equal_pp = true;
+    // backward on every rank (Megatron-LM's forward_backward_pipelining_with_interleaving until
+    // 2024-11-01, commit 4295be1a6c), or the usual warm-up of (v - 1) pp + 2 (pp - rank - 1)
+    // forwards (Megatron-Core since, and PyTorch's ScheduleInterleaved1F1B, torchtitan), with which
+    // the last rank runs each microbatch's loss and backward in turn.
+    bool all_forwards_first_at_m_equal_pp = false;
     // Context parallelism through PyTorch's context_parallel (torchtitan) rather than Transformer
     // Engine's ring: the K/V all-gathered at the first step, fp32 merges by eager ops, fp32
     // gradient accumulators whose dK/dV go around the ring, and the KV heads repeated to the query

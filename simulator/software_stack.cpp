@@ -19,12 +19,15 @@ namespace tessel {
 // block with --recompute-num-layers N recomputes the first N layers of each model chunk and keeps
 // the others' activations (transformer_block.py, _checkpointed_forward). Without sequence
 // parallelism its pipeline sends were split over the TP ranks until the pipeline code moved into
-// Megatron-Core (2023-03-23), which sends the whole tensor from every rank.
+// Megatron-Core (2023-03-23), which sends the whole tensor from every rank. Its interleaved
+// schedule ran every forward first when the microbatches equal the pipeline ranks until commit
+// 4295be1a6c (2024-11-01), which keeps the usual warm-up there too.
 const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .overlaps_grad_reduce = false,
                                 .overlaps_param_gather = false,
                                 .p2p_scatter_gather_until = 20230323,
+                                .all_forwards_first_until = 20241101,
                                 .cudnn_attention = true,
                                 .grad_accumulation_fusion_date = 20220213,
                                 .max_zero_stage = 1,
@@ -85,8 +88,8 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // (zero_grad's set_to_none default). Its float8 training (torchao's Float8Linear,
 // matmul_with_hp_or_float8_args) keeps each GEMM's bf16 input for the backward and casts it again.
 // Its pipeline schedules are torch.distributed.pipelining's: ScheduleInterleaved1F1B warms up
-// (v - 1) pp + 2 (pp - rank - 1) forwards even when the microbatches equal the ranks, where
-// Megatron runs all forwards first. Its context parallelism is PyTorch's context_parallel
+// (v - 1) pp + 2 (pp - rank - 1) forwards even when the microbatches equal the ranks, as
+// Megatron-Core has since November 2024. Its context parallelism is PyTorch's context_parallel
 // (torch.distributed.tensor.experimental._attention: _SDPAMerger with convert_to_f32, fp32
 // gradient accumulators, the K/V all-gathered at the first step by its default rotate method,
 // which torchtitan's --experimental.context_parallel_rotate_method keeps, "allgather"; the dK/dV
@@ -104,7 +107,6 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .fuses_grad_accumulation = false,
                                 .zeroes_grad_buffer = false,
                                 .fp8_saves_gemm_inputs = false,
-                                .all_forwards_first_at_m_equal_pp = false,
                                 .torch_context_parallel = true,
                                 .fsdp2_buffer_copies = true};
 
@@ -135,7 +137,6 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;
     o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
-    o.all_forwards_first_at_m_equal_pp = s.all_forwards_first_at_m_equal_pp;
     o.torch_context_parallel = s.torch_context_parallel;
     o.fsdp2_buffer_copies = s.fsdp2_buffer_copies;
     return o;

@@ -17,6 +17,8 @@ struct SoftwareStack {
     bool overlaps_param_gather = true;        // ZeRO-1/2's updated weights gathered beside the next forward
     bool p2p_scatter_gather = false;          // pipeline sends split over TP without SP (SimulateOptions)
     int p2p_scatter_gather_until = 0;         // YYYYMMDD until which it did (Megatron-LM before Megatron-Core's p2p)
+    int all_forwards_first_until = 0;         // YYYYMMDD until which its interleaved schedule ran every forward
+                                              // first when the microbatches equal the pipeline ranks
     bool half_forward_selective = false;      // its "selective" checkpointing re-runs about half a forward
     bool sequence_parallel_with_tp = false;   // its tensor parallelism always shards norms along the sequence
     bool pipeline_gathers_once = false;       // FSDP with pipeline stages: weights gathered once and kept,
@@ -32,7 +34,6 @@ struct SoftwareStack {
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always
     bool zeroes_grad_buffer = true;           // a persistent gradient buffer zeroed every step, not freed
     bool fp8_saves_gemm_inputs = true;        // fp8: Transformer Engine's fp8 GEMM inputs kept for the backward
-    bool all_forwards_first_at_m_equal_pp = true;  // interleaved, m = pp: Megatron's all-forwards-first order
     bool torch_context_parallel = false;      // CP through PyTorch's context_parallel, not Transformer Engine
     bool fsdp2_buffer_copies = false;         // ZeRO-3 as FSDP2: weights copied out of, gradients into, its buffers
     // What its configuration can express: bounds the planner's search for an export to it and the

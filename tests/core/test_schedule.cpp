@@ -72,14 +72,15 @@ TEST(Schedule, InterleavedWarmupFormula) {
 }
 
 TEST(Schedule, InterleavedWithAsManyMicrobatchesAsRanks) {
-    // m = pp = 4, v = 2. Megatron runs all 8 forwards first on every rank; PyTorch's
-    // ScheduleInterleaved1F1B keeps (v - 1) pp + 2 (pp - rank - 1) = 4 on the last rank, capped at 8
-    // on the first, so the last rank's second chunk (the loss) alternates forward and backward.
-    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 3, 4, 2), 8);
-    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 3, 4, 2, false), 4);
-    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 0, 4, 2, false), 8);
-    const auto megatron = pipeline_schedule(Schedule::interleaved, 4, 4, 2);
-    const auto torch = pipeline_schedule(Schedule::interleaved, 4, 4, 2, false);
+    // m = pp = 4, v = 2. Megatron-LM before November 2024 ran all 8 forwards first on every rank;
+    // Megatron-Core since and PyTorch's ScheduleInterleaved1F1B keep (v - 1) pp + 2 (pp - rank - 1)
+    // = 4 on the last rank, capped at 8 on the first, so the last rank's second chunk (the loss)
+    // alternates forward and backward. The default is today's order.
+    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 3, 4, 2, true), 8);
+    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 3, 4, 2), 4);
+    EXPECT_EQ(warmup_forwards(Schedule::interleaved, 4, 0, 4, 2), 8);
+    const auto megatron = pipeline_schedule(Schedule::interleaved, 4, 4, 2, true);
+    const auto torch = pipeline_schedule(Schedule::interleaved, 4, 4, 2);
     EXPECT_EQ(to_string(megatron[3]), "F0 F1 F2 F3 F0.1 F1.1 F2.1 F3.1 B0.1 B1.1 B2.1 B3.1 B0 B1 B2 B3");
     EXPECT_EQ(to_string(torch[3]), "F0 F1 F2 F3 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.1 B3.1 B0 B1 B2 B3");
     EXPECT_EQ(max_in_flight(megatron[3]), 8);

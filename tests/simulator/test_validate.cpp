@@ -180,6 +180,17 @@ TEST(Validate, PipelineSendsSplitAsTheStackOfTheRowsDateDid) {
     EXPECT_TRUE(validation_case(row, "test").options.p2p_scatter_gather);
 }
 
+// Megatron-LM's interleaved schedule ran every forward first at m = pp until commit 4295be1a6c
+// (2024-11-01); torchtitan's never did.
+TEST(Validate, InterleavedWarmUpIsTheStackOfTheRowsDate) {
+    json row = megatron_row();
+    EXPECT_TRUE(validation_case(row, "test").options.all_forwards_first_at_m_equal_pp);  // 2024-07-15
+    row["source"] = "NeMo performance summary (2025-02-10)";
+    EXPECT_FALSE(validation_case(row, "test").options.all_forwards_first_at_m_equal_pp);
+    row["source"] = "pytorch/torchtitan docs/performance.md (2024-08-23)";
+    EXPECT_FALSE(validation_case(row, "test").options.all_forwards_first_at_m_equal_pp);
+}
+
 TEST(Validate, DeepSpeedRowsTakeThePipelineEngineAndBf16Optimizer) {
     json row = megatron_row();
     row["source"] = "Megatron-DeepSpeed run (commit z, 2023-01-10)";
