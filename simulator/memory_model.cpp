@@ -216,15 +216,22 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
             mem.activations = std::max(mem.activations, (E + 8.0) * sb * double(m.vocab_size) / p.tp);
 
         // Buffers: pipeline send/receive of one microbatch each way, the sequence-parallel
-        // all-gather output, ZeRO-3's gathered layers (the current one and the prefetched next,
-        // plus the unsharded gradient of the current one, and its fp32 copy when gradients reduce
-        // in fp32), and the runtime's own reservation.
+        // all-gather output, ZeRO-3's gathered units (the current one and the prefetched next
+        // layer, plus the unsharded gradient of the current one, and its fp32 copy when gradients
+        // reduce in fp32), and the runtime's own reservation. The vocabulary's weights gather as
+        // units of their own (torchtitan's apply_fsdp wraps tok_embeddings and [norm, output];
+        // DeepSpeed's estimate_zero3_model_states_mem_needs counts the largest module), larger than
+        // a layer for most models: the LM head's backward, at the loss and the activation peak,
+        // holds it gathered with its gradient beside the prefetched last layer.
         const double boundary = E * sb * m.hidden_size / (p.sequence_parallel ? p.tp : 1);
         double buffers = runtime_reserved_bytes(c);
         if (p.pp > 1) buffers += 2.0 * boundary;
         if (p.sequence_parallel) buffers += E * sb * m.hidden_size;
-        if (p.zero_stage >= 3 && shard > 1)
-            buffers += layer_params * (3.0 * E + (opt.grad_reduce_in_fp32 ? 4.0 : 0.0));
+        if (p.zero_stage >= 3 && shard > 1) {
+            const double vocab_unit = double(m.vocab_size) * m.hidden_size / p.tp;
+            const double largest_unit = r == 0 || holds_loss ? std::max(layer_params, vocab_unit) : layer_params;
+            buffers += largest_unit * (2.0 * E + (opt.grad_reduce_in_fp32 ? 4.0 : 0.0)) + layer_params * E;
+        }
         if (p.cp > 1) buffers += ring_attention_buffer_bytes(m, p, opt);
         mem.buffers = buffers;
     }

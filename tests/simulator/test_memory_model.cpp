@@ -157,6 +157,26 @@ TEST(MemoryModel, Fp8KeepsTransformerEnginesFp8GemmInputs) {
     EXPECT_NEAR(layer_stored_activation_bytes(m, p, te), 2 * s * b * h, 1.0);
 }
 
+TEST(MemoryModel, ZeroThreeGathersTheVocabularyAsAUnitOfItsOwn) {
+    // Llama 3 8B's LM head (128256 x 4096 = 525M weights) is 2.4 times a layer (218M): at the loss
+    // the gathered head, its 16-bit gradient and the prefetched last layer are live,
+    // 2 x 2 x 525M + 2 x 218M bytes, not three layers' 3 x 2 x 218M.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 64);
+    Plan p = plan(1, false, Recompute::full);
+    p.precision = Precision::bf16;
+    p.seq_length = 8192;
+    p.microbatch_size = 1;
+    p.dp = 64;
+    p.zero_stage = 3;
+    p.global_batch_size = 256;
+    const double head = 128256.0 * 4096;
+    const double layer = 4096.0 * (4096 + 2 * 1024 + 4096) + 3.0 * 4096 * 14336;  // QKV, O, gate/up/down
+    const double GiB = 1024.0 * 1024 * 1024;
+    const double runtime = kRuntimeReservedBytes / GiB;
+    EXPECT_NEAR(estimate_memory(m, c, p).buffers - runtime, (4.0 * head + 2.0 * layer) / GiB, 0.01);
+}
+
 TEST(MemoryModel, GpipeHoldsMoreMicrobatchesThanOneFOneB) {
     const ModelSpec m = load_model("gpt2-1.5b");
     const ClusterSpec c = load_cluster("dgx-a100");
