@@ -23,7 +23,11 @@ const char* describe(Rule r) {
         case Rule::interleave_microbatches: return "interleaving needs the microbatches per step to be a multiple of PP";
         case Rule::sp_seq: return "sequence parallelism needs TP > 1 and TP dividing the sequence per CP rank";
         case Rule::positions: return "the sequence must fit the model's learned position table";
-        case Rule::framework: return "the --emit target must be able to run the plan (ZeRO stage, CP, interleaving, SP)";
+        case Rule::framework:
+            return "the --emit target must be able to run the plan (ZeRO stage, CP, interleaving, SP, KV heads per TP rank)";
+        case Rule::node_groups:
+            return "each parallel group must sit on the nodes as the first does: TP, and each group from TP outward, "
+                   "within a node or on whole nodes";
         case Rule::memory: return "the plan must fit in GPU memory with the requested headroom";
     }
     return "?";

@@ -34,6 +34,7 @@ enum class Rule {
     sp_seq,              // sequence parallel needs tp > 1 and (seq / cp) % tp == 0
     positions,           // learned position table shorter than the sequence
     framework,           // the export target cannot run it (planner/search_space.h SpaceLimits)
+    node_groups,         // a parallel group sits across nodes unlike the one through rank 0 (groups_sit_alike)
     memory,              // does not fit with the requested headroom
 };
 inline constexpr int kNumRules = int(Rule::memory) + 1;

@@ -127,7 +127,12 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                     if (cp > 1 && !limits.context_parallel) continue;
                     const int dp = world / (tp * pp * cp);
                     const ParallelSizes sizes{tp, cp, dp, pp};
-                    const auto& orders = placements(sizes);
+                    // Placements whose groups the simulator's one representative per dimension does
+                    // not describe are rejected (groups_sit_alike).
+                    const auto& all_orders = placements(sizes);
+                    std::vector<std::string> orders;
+                    for (const auto& order : all_orders)
+                        if (groups_sit_alike(order, sizes, c.gpus_per_node)) orders.push_back(order);
                     const int zeros = zero_mask(tp, dp, cp, pp, limits);
                     std::vector<int> sp_options{0, 1};
                     if (tp == 1 || limits.sequence_parallel == SpaceLimits::SequenceParallel::off) sp_options = {0};
@@ -135,18 +140,26 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                     // Block recompute only serves time: it never needs less memory than full.
                     const int recompute_kinds =
                         limits.block_recompute && objective != Objective::memory ? kBlockRecompute + 1 : 3;
-                    const long long per_v =
-                        (long long)recompute_kinds * (long long)sp_options.size() * (long long)orders.size() * count_bits(zeros);
+                    const long long per_order = (long long)recompute_kinds * (long long)sp_options.size() * count_bits(zeros);
+                    const long long per_v = per_order * (long long)orders.size();
                     auto mbs = microbatch_sizes(req.global_batch_size, dp);
                     auto vs = virtual_stage_counts(m.num_layers, pp);
                     if (!limits.interleaving) vs = {1};
-                    const long long subtree = (long long)std::max<std::size_t>(1, mbs.size()) * vs.size() * per_v;
-                    e.considered += subtree;
+                    const long long shapes = (long long)std::max<std::size_t>(1, mbs.size()) * vs.size();
+                    const long long subtree = shapes * per_v;
+                    e.considered += shapes * per_order * (long long)all_orders.size();
+                    if (orders.size() < all_orders.size())
+                        reject(Rule::node_groups, shapes * per_order * (long long)(all_orders.size() - orders.size()));
+                    if (orders.empty()) continue;
                     if (zeros == 0) {
                         reject(Rule::framework, subtree);
                         continue;
                     }
                     if (!limits.uneven_pipeline && m.num_layers % pp != 0) {
+                        reject(Rule::framework, subtree);
+                        continue;
+                    }
+                    if (limits.kv_heads_split_by_tp && m.num_kv_heads % tp != 0) {
                         reject(Rule::framework, subtree);
                         continue;
                     }

@@ -39,6 +39,9 @@ SpaceLimits limits_for(Framework f) {
             for (int z = 0; z <= kMegatronLM.max_zero_stage; ++z) l.zero_stages.push_back(z);
             l.placement = "tp-cp-dp-pp";
             l.block_recompute = kMegatronLM.block_recompute;
+            // num_query_groups % TP == 0 up to core_v0.15; a divisor of TP only from core_v0.16
+            // (transformer_config.py): the script keeps to what every release runs.
+            l.kv_heads_split_by_tp = true;
             break;
         case Framework::deepspeed:
             l.zero_with_pipeline_max1 = kDeepSpeed.max_zero_stage_with_pipeline <= 1;
@@ -47,6 +50,9 @@ SpaceLimits limits_for(Framework f) {
             if (!kDeepSpeed.megatron_sequence_parallel) l.sequence_parallel = SpaceLimits::SequenceParallel::off;
             l.block_recompute = kDeepSpeed.block_recompute;
             l.placement = "tp-cp-dp-pp";
+            // Megatron-DeepSpeed's ParallelAttention divides num_key_value_heads by the TP size
+            // (megatron/model/transformer.py, core.utils.divide), which asserts otherwise.
+            l.kv_heads_split_by_tp = true;
             break;
         case Framework::torchtitan:
             l.zero_stages = {0, 1, 2, 3};  // 1 only with PP (pipeline_fsdp_gathers_once)
@@ -57,6 +63,9 @@ SpaceLimits limits_for(Framework f) {
             l.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
             l.block_recompute = kTorchtitan.block_recompute;
             l.placement = "tp-cp-dp-pp";
+            // Its Attention views each TP rank's key projection as whole heads of head_dim
+            // (xk.view(bs, seqlen, -1, head_dim)), which a share smaller than one KV head cannot fill.
+            l.kv_heads_split_by_tp = true;
             break;
     }
     return l;
@@ -164,6 +173,19 @@ int placement_stride(const std::string& placement, const ParallelSizes& sizes, c
         stride *= d == "tp" ? sizes.tp : d == "cp" ? sizes.cp : d == "dp" ? sizes.dp : sizes.pp;
     }
     return stride;
+}
+
+bool groups_sit_alike(const std::string& placement, const ParallelSizes& sizes, int gpus_per_node) {
+    const int node = std::max(1, gpus_per_node);
+    if (sizes.world() <= node) return true;
+    const char* names[] = {"tp", "cp", "dp", "pp"};
+    const int size[] = {sizes.tp, sizes.cp, sizes.dp, sizes.pp};
+    for (int i = 0; i < 4; ++i) {
+        if (size[i] == 1) continue;
+        const long long span = (long long)placement_stride(placement, sizes, names[i]) * size[i];
+        if (span % node != 0 && node % span != 0) return false;
+    }
+    return true;
 }
 
 std::vector<std::string> distinct_placements(const ParallelSizes& sizes, int gpus_per_node) {

@@ -44,6 +44,7 @@ struct SpaceLimits {
                                               // and unsharded gradients through the step: ZeRO 1's accounting
     enum class SequenceParallel { search, off, with_tp } sequence_parallel = SequenceParallel::search;
     bool block_recompute = true;            // full recompute of only the first N layers of each chunk
+    bool kv_heads_split_by_tp = false;      // TP must divide the KV heads (no KV head replicated over TP ranks)
     std::string placement;                  // empty: search placements; else the framework's fixed order
 };
 // any: everything. Megatron-LM: ZeRO 0 or 1 (--use-distributed-optimizer shards the optimizer
@@ -98,6 +99,12 @@ PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int globa
 // for every dimension), so size-1 dimensions do not multiply the search. Megatron's default
 // "tp-cp-dp-pp" comes first.
 std::vector<std::string> distinct_placements(const ParallelSizes& sizes, int gpus_per_node);
+
+// Whether every group of every dimension sits on the nodes as the group through rank 0 does, which
+// the simulator prices: each product of the sizes from TP outward, in the placement's order,
+// divides the GPUs per node or is a multiple of them. TP 3 on 8-GPU nodes puts two of every eight
+// TP groups across two nodes, where the simulator sees one node.
+bool groups_sit_alike(const std::string& placement, const ParallelSizes& sizes, int gpus_per_node);
 
 // Distance between neighbouring ranks of dimension `dim` ("tp", "cp", "dp" or "pp") under a
 // placement: the product of the sizes of the dimensions placed inside it. The group of `dim`

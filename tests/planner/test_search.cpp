@@ -205,6 +205,25 @@ TEST(Search, Gpt3On384A100sBeatsTheHandTunedLayout) {
         EXPECT_TRUE(r.fits);
         EXPECT_EQ(r.plan.world_size(), 384);
         EXPECT_NO_THROW(validate_plan(r.plan, m, 384, "test"));
+        // TP 3, 6 or 12 would put some TP groups across two 8-GPU nodes, unlike rank 0's.
+        EXPECT_TRUE(8 % r.plan.tp == 0 || r.plan.tp % 8 == 0) << r.plan.describe();
+    }
+    EXPECT_GT(found.rejected_by_rule[int(Rule::node_groups)], 0);
+}
+
+TEST(Search, ExportTargetsSplitTheKvHeadsOverTp) {
+    // Llama 3 70B has 8 KV heads: no export target runs TP 16 (Megatron-LM before core 0.16,
+    // Megatron-DeepSpeed and torchtitan all divide the KV heads by TP), even when memory asks
+    // for the most sharding.
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 64);
+    const PlanRequest req = complete_request(m, c, 0, 0);
+    SearchOptions o;
+    o.top_k = 5;
+    o.objective = Objective::memory;
+    for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::torchtitan}) {
+        o.framework = f;
+        for (const auto& r : search_plans(m, c, req, o).best) EXPECT_EQ(8 % r.plan.tp, 0) << to_string(f) << " " << r.plan.describe();
     }
 }
 

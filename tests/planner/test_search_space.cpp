@@ -61,6 +61,17 @@ TEST(SearchSpace, PlacementsCollapseWhenOrderCannotMatter) {
     for (const auto& o : orders) EXPECT_EQ(o.substr(0, 2), "tp");
 }
 
+TEST(SearchSpace, GroupsSitAlikeOnlyWhenEachSpanFitsTheNodes) {
+    // TP 3 on 8-GPU nodes: groups {6, 7, 8} and {15, 16, 17} cross a node boundary, {0, 1, 2} does not.
+    EXPECT_FALSE(groups_sit_alike("tp-cp-dp-pp", {3, 1, 8, 16}, 8));
+    EXPECT_TRUE(groups_sit_alike("tp-cp-dp-pp", {4, 1, 12, 8}, 8));
+    EXPECT_TRUE(groups_sit_alike("tp-cp-dp-pp", {16, 1, 2, 2}, 8));  // whole nodes
+    // TP 2 then DP 3: DP groups {0, 2, 4} in one node, {6, 8, 10} across two.
+    EXPECT_FALSE(groups_sit_alike("tp-dp-cp-pp", {2, 1, 3, 8}, 8));
+    EXPECT_TRUE(groups_sit_alike("tp-pp-dp-cp", {2, 1, 3, 4}, 8));  // TP 2 x PP 4 fills a node
+    EXPECT_TRUE(groups_sit_alike("tp-cp-dp-pp", {3, 1, 2, 1}, 8));  // one node: nothing crosses
+}
+
 TEST(SearchSpace, FrameworkLimits) {
     EXPECT_EQ(limits_for(Framework::megatron).zero_stages, (std::vector<int>{0, 1}));
     EXPECT_FALSE(limits_for(Framework::deepspeed).interleaving);
@@ -68,6 +79,10 @@ TEST(SearchSpace, FrameworkLimits) {
     const SpaceLimits tt = limits_for(Framework::torchtitan);
     EXPECT_EQ(tt.zero_stages, (std::vector<int>{0, 1, 2, 3}));  // 1: its FSDP under pipelining
     EXPECT_TRUE(tt.ddp_only_1d && tt.pipeline_fsdp_gathers_once);
+    // Every export target splits the KV heads over TP: none replicates them.
+    for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::torchtitan})
+        EXPECT_TRUE(limits_for(f).kv_heads_split_by_tp) << to_string(f);
+    EXPECT_FALSE(limits_for(Framework::any).kv_heads_split_by_tp);
     EXPECT_EQ(parse_framework("torchtitan"), Framework::torchtitan);
     EXPECT_THROW(parse_framework("jax"), InputError);
 }
