@@ -35,6 +35,14 @@ void calibrate_command(const CalibrateArgs& a) {
         std::unique_ptr<Backend> backend;
         agree_on_errors(*world, [&] {
             backend = make_backend(a.backend);
+            // Its report holds stdout (without --out the cluster file follows it there).
+            for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--out", a.out}, {"--raw", a.raw}})
+                if (path == "-")
+                    throw InputError(fmt::format("{}: expected a file path, got \"-\" (tessel calibrate prints its "
+                                                 "report on stdout; leave --out out to print the cluster file there)",
+                                                 flag));
+            if (!a.out.empty() && a.out == a.raw)
+                throw InputError(fmt::format("--out and --raw: expected two files, got {} for both", a.out));
             check_output_file("--out", a.out);
             check_output_file("--raw", a.raw);
         });

@@ -88,6 +88,9 @@ void run_command(const RunArgs& a) {
                 }
                 o.cluster = to_json(c);
             }
+            // Its progress and summary hold stdout: "-" would interleave them with the JSON.
+            if (a.out == "-")
+                throw InputError("--out: expected a file path, got \"-\" (tessel run prints its progress on stdout)");
             if (rank == 0) check_output_file("--out", a.out);
         });
         o.steps = a.steps;

@@ -144,6 +144,13 @@ std::vector<BadInput> cases() {
          {"--out", "is a directory"}},
         {"calibrate output is a folder", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--out", "%"}, 2,
          {"--out", "is a directory"}},
+        // Their progress and report hold stdout, so their results need a file.
+        {"run result to stdout", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--out", "-"}, 2,
+         {"--out", "expected a file path"}},
+        {"calibrate cluster to stdout", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--out", "-"}, 2,
+         {"--out", "expected a file path"}},
+        {"calibrate raw and cluster in one file", nullptr,
+         {"calibrate", "--backend", "cpu", "--quick", "--out", "%/c.json", "--raw", "%/c.json"}, 2, {"--raw", "two files"}},
         {"token file is a folder", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--data", "%"}, 2,
          {"is a directory", "token file"}},
         {"flag overriding a plan file", R"({"tp": 2, "dp": 4})",
