@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/json_io.h"
 
 namespace tessel {
 
@@ -57,7 +58,7 @@ std::vector<std::string> model_differences(const json& a, const json& b) {
     std::vector<std::string> out;
     if (!a.is_object() || !b.is_object()) return out;
     for (const char* k : {"num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
-                          "vocab_size"})
+                          "vocab_size", "activation", "norm", "position_embedding", "tied_embeddings"})
         if (a.contains(k) && b.contains(k) && a[k] != b[k])
             out.push_back(fmt::format("{} (simulated {}, measured {})", k, a[k].dump(), b[k].dump()));
     return out;
@@ -108,6 +109,11 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
     if (meas && m.has("critical_rank")) c.measured_critical_rank = int(m.integer("critical_rank", std::nullopt, 0));
     if (s.has("model") && s.raw("model").is_object()) c.model = s.raw("model").value("name", "");
     if (c.model.empty() && m.has("model") && m.raw("model").is_object()) c.model = m.raw("model").value("name", "");
+    // Either side's plan and model, where given, are objects: a mistyped one would hide a mismatch.
+    for (const auto& [reader, side] : {std::pair{&s, &sim_file}, std::pair{&m, &meas_file}})
+        for (const char* k : {"plan", "model"})
+            if (reader->has(k) && !reader->raw(k).is_object())
+                throw input_error(*side, k, "an object", describe_json_value(reader->raw(k)));
     const json no_plan;
     const json& sim_plan = s.has("plan") ? s.raw("plan") : no_plan;
     const json& meas_plan = m.has("plan") ? m.raw("plan") : no_plan;
@@ -169,8 +175,11 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
     row("MFU", "mfu", "", G::headline, sim_mfu, meas_mfu, std::nullopt, mfu_note);
     if (!meas) return c;
 
-    // The verdict: the headline errors and the row whose error weighs most.
+    // The verdict: the headline errors and the component whose error weighs most. The headline
+    // rows (step, peak, MFU) are in the verdict already, and MFU's error, -e/(1+e) for a step
+    // error e, would outrank every component whenever the simulation is fast.
     for (std::size_t i = 0; i < c.rows.size(); ++i) {
+        if (c.rows[i].group == G::headline) continue;
         const auto e = c.rows[i].error_of_total();
         if (e && (!c.largest || std::abs(*e) > std::abs(*c.rows[*c.largest].error_of_total()))) c.largest = i;
     }
@@ -184,9 +193,12 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
         c.verdict += fmt::format("; largest error: {} {}{} ({} simulated, {} measured)", r.name,
                                  percent(r.error_of_total()), scale, value(r.simulated, r.unit), value(r.measured, r.unit));
     }
-    for (const auto& d : plan_differences(sim_plan, meas_plan)) c.verdict += "; plans differ: " + d;
+    // Another plan or model makes every row a comparison of two different runs: said first.
+    std::string differences;
+    for (const auto& d : plan_differences(sim_plan, meas_plan)) differences += "plans differ: " + d + "; ";
     if (s.has("model") && m.has("model"))
-        for (const auto& d : model_differences(s.raw("model"), m.raw("model"))) c.verdict += "; models differ: " + d;
+        for (const auto& d : model_differences(s.raw("model"), m.raw("model"))) differences += "models differ: " + d + "; ";
+    if (!differences.empty()) c.verdict = "NOT THE SAME RUN: " + differences + c.verdict;
     return c;
 }
 

@@ -40,14 +40,15 @@ struct Comparison {
     std::string model, plan;
     int simulated_critical_rank = -1, measured_critical_rank = -1;
     std::vector<ComparedValue> rows;
-    std::optional<std::size_t> largest;  // index of the row with the largest |error_of_total|
+    std::optional<std::size_t> largest;  // index of the component row (not step, peak, MFU) with the largest |error_of_total|
     std::string verdict;
     const ComparedValue* row(const std::string& key) const;  // nullptr when there is no such row
 };
 
 // InputError (exit 2) naming the file and the key for a missing or mistyped key, or a file of the
 // other kind (a measured run or a plan result passed as the simulation, or the reverse). Plans or
-// model shapes that differ are named in the verdict ("plans differ: tp (simulated 2, measured 4)").
+// model shapes that differ head the verdict ("NOT THE SAME RUN: plans differ: tp (simulated 2,
+// measured 4); ..."): the rows then compare two different runs.
 Comparison compare_results(const json& simulated, const std::string& simulated_file, const json& measured,
                            const std::string& measured_file);
 

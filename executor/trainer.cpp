@@ -327,21 +327,29 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
                    {"weight_decay_on", "weight matrices"}, {"lr_schedule", "constant"}, {"grad_clip", nullptr}};
 
     // ---- where the steps went, per rank ----
+    // The mean split of the counted steps, scaled from their mean time to the median step_time_s,
+    // so that the parts add up to the step they break down (a few slow steps would otherwise make
+    // the parts outgrow it).
     StepBreakdown mean;
     const int counted = o.steps - r.warmup_steps;
+    double mean_step = 0;
+    for (int i = r.warmup_steps; i < o.steps; ++i) mean_step += r.step_times_s[std::size_t(i)] / counted;
+    const double to_median = mean_step > 0 ? r.step_time_s / mean_step : 1.0;
     for (int i = r.warmup_steps; i < o.steps; ++i) {
         const StepBreakdown& b = r.step_breakdowns[std::size_t(i)];
-        mean.compute += b.compute / counted;
-        mean.tp_comm += b.tp_comm / counted;
-        mean.cp_comm += b.cp_comm / counted;
-        mean.pp_wait += b.pp_wait / counted;
-        mean.dp_comm += b.dp_comm / counted;
-        mean.optimizer += b.optimizer / counted;
-        mean.sync_wait += b.sync_wait / counted;
+        const double w = to_median / counted;
+        mean.compute += b.compute * w;
+        mean.tp_comm += b.tp_comm * w;
+        mean.cp_comm += b.cp_comm * w;
+        mean.pp_wait += b.pp_wait * w;
+        mean.dp_comm += b.dp_comm * w;
+        mean.optimizer += b.optimizer * w;
+        mean.sync_wait += b.sync_wait * w;
     }
     if (o.kernel_times) {  // cleared at the first counted step
         const KernelKindTimes k = kernel_time_by_kind(*o.kernel_times);
-        r.kernel_time_s = KernelKindTimes{k.gemm / counted, k.attention / counted, k.memory_bound / counted};
+        const double w = to_median / counted;
+        r.kernel_time_s = KernelKindTimes{k.gemm * w, k.attention * w, k.memory_bound * w};
     }
     const std::vector<double> fields[] = {
         gather_per_rank(world, mean.compute), gather_per_rank(world, mean.tp_comm),   gather_per_rank(world, mean.cp_comm),

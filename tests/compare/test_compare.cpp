@@ -158,15 +158,45 @@ TEST(Compare, SeparateBubbleAndPointToPointWhenTheRunSplitsThem) {
     for (const auto& r : c.rows) EXPECT_NE(r.key, "time_s.bubble_and_pp_comm");
 }
 
-TEST(Compare, DifferentPlansOrModelsAreNamedInTheVerdict) {
+TEST(Compare, TheLargestErrorIsAComponentNotMfu) {
+    // A run 1.25 times slower in every part than the simulated 1.05 s: compute's error (with
+    // recompute) is the largest of the components' ((0.7 - 0.875) / 1.3125 = -13% of the measured
+    // step), while MFU's
+    // is +25%, a restatement of the step's -20% that the verdict gives already.
+    json m = measured();
+    const json sim = simulated();
+    m["time_s"] = {{"compute", 0.875}, {"tp_comm_exposed", 0.0625}, {"cp_comm_exposed", 0.0},
+                   {"bubble_and_pp_comm", 0.1875}, {"dp_comm_exposed", 0.125}, {"optimizer", 0.0625},
+                   {"sync_wait", 0.0}, {"total", 1.3125}};
+    m["step_time_s"] = 1.3125;
+    m["mfu"] = 0.38 / 1.25;
+    const Comparison c = compare_results(sim, "sim.json", m, "run.json");
+    ASSERT_TRUE(c.largest);
+    EXPECT_EQ(c.rows[*c.largest].key, "time_s.compute") << c.verdict;
+    EXPECT_NEAR(*row(c, "mfu").error(), 0.25, 1e-12);
+}
+
+TEST(Compare, DifferentPlansOrModelsHeadTheVerdict) {
     json m = measured();
     m["plan"] = plan_json(4);
     const Comparison c = compare_results(simulated(), "sim.json", m, "run.json");
-    EXPECT_NE(c.verdict.find("plans differ: tp (simulated 2, measured 4)"), std::string::npos) << c.verdict;
+    EXPECT_EQ(c.verdict.find("NOT THE SAME RUN: plans differ: tp (simulated 2, measured 4)"), 0u) << c.verdict;
     m = measured();
     m["model"] = model_json(8);
     const Comparison d = compare_results(simulated(), "sim.json", m, "run.json");
     EXPECT_NE(d.verdict.find("models differ: num_layers (simulated 4, measured 8)"), std::string::npos) << d.verdict;
+    json s = simulated();
+    s["model"]["activation"] = "swiglu";
+    m = measured();
+    m["model"]["activation"] = "gelu";
+    const Comparison e = compare_results(s, "sim.json", m, "run.json");
+    EXPECT_NE(e.verdict.find("models differ: activation"), std::string::npos) << e.verdict;
+    // A mistyped plan would hide a mismatch.
+    m = measured();
+    m["plan"] = "pp2";
+    const std::string error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("run.json"), std::string::npos) << error;
+    EXPECT_NE(error.find("plan"), std::string::npos) << error;
 }
 
 TEST(Compare, FilesOfTheWrongKindNameTheFileAndKey) {
