@@ -54,9 +54,9 @@ double parse_count(const std::string& text, const char* flag) {
     }
     const std::string suffix = text.substr(used);
     if (suffix == "K" || suffix == "k") v *= 1e3;
-    else if (suffix == "M") v *= 1e6;
-    else if (suffix == "B" || suffix == "G") v *= 1e9;
-    else if (suffix == "T") v *= 1e12;
+    else if (suffix == "M" || suffix == "m") v *= 1e6;
+    else if (suffix == "B" || suffix == "b" || suffix == "G" || suffix == "g") v *= 1e9;
+    else if (suffix == "T" || suffix == "t") v *= 1e12;
     else if (!suffix.empty())
         throw InputError(fmt::format("{}: expected a number with an optional K, M, B or T suffix, got \"{}\"", flag, text));
     if (!(v > 0) || !std::isfinite(v)) throw InputError(fmt::format("{}: expected a positive count, got \"{}\"", flag, text));
@@ -161,6 +161,10 @@ void run_plan(const PlanArgs& a) {
         BudgetPlan bp = plan_for_budget(c, b, a.global_batch.value_or(0), a.seq.value_or(0), o, precision);
         if (o.progress) fmt::print(stderr, "\r{:80}\r", "");
         for (const auto& r : bp.rounds) pr.line("  {}", r);
+        if (!bp.settled)
+            pr.line("note: the size did not settle within {} rounds (each round's best plan used another GPU count or "
+                    "throughput); the model below is the last one tried, and its budget may miss the one asked for",
+                    kBudgetRounds);
         m = bp.model;
         result = bp.search;
         pr.line("compute-optimal split (Hoffmann et al. 2022: D = 20 N, C = 6 N D): {:.3g} FLOPs -> {} parameters, {} "
@@ -195,7 +199,8 @@ void run_plan(const PlanArgs& a) {
             const double params = double(count_parameters(m).total);
             const double tokens = a.tokens ? parse_count(*a.tokens, "--tokens") : chinchilla_tokens(params);
             budget = budget_for_tokens(tokens, result.best.front(), c.price_per_gpu_hour);
-            budget_origin = a.tokens ? "--tokens" : "Chinchilla, 20 tokens per parameter (Hoffmann et al. 2022, Table 3)";
+            budget_origin = a.tokens ? "--tokens"
+                                     : "Chinchilla, 20 tokens per parameter, embeddings included (Hoffmann et al. 2022, Table 3)";
         }
     }
 

@@ -1,6 +1,7 @@
 #include "planner/budget_plan.h"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -14,28 +15,42 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
                            const SearchOptions& o, std::optional<Precision> requested) {
     if ((b.days > 0) == (b.gpu_hours > 0)) throw InputError("budget: give exactly one of --days and --gpu-hours, positive");
     const double gpus = c.num_gpus();
-    const double seconds = b.days > 0 ? b.days * 86400.0 : b.gpu_hours * 3600.0 / gpus;
+    // The wall-clock seconds the budget buys on `world` GPUs: the days whatever the GPU count, or
+    // the GPU-hours spread over the GPUs the plan uses (the tokens-per-dollar objective may use
+    // fewer than the cluster has).
+    auto seconds_on = [&](double world) { return b.days > 0 ? b.days * 86400.0 : b.gpu_hours * 3600.0 / world; };
     const int seq = seq_length > 0 ? seq_length : 4096;
     const Precision precision = requested.value_or(default_precision(c.gpu));
 
     BudgetPlan out;
-    double flops = gpus * c.gpu.peak(precision) * 1e12 * kInitialMfuGuess * seconds;
+    double flops = gpus * c.gpu.peak(precision) * 1e12 * kInitialMfuGuess * seconds_on(gpus);
     double parameters = compute_optimal(flops).parameters;
-    for (int round = 0; round < 6; ++round) {
+    // The fixed point N = optimal(6 N tps(N) seconds) is bracketed as the rounds go: a round whose
+    // optimum lies above its size raises the lower bound, below it lowers the upper one. Where the
+    // winner's GPU count changes from round to round the plain iteration can swing between two
+    // sizes; a next size outside the bracket is replaced by the bracket's geometric middle.
+    double lower = 0, upper = std::numeric_limits<double>::infinity();
+    for (int round = 0; round < kBudgetRounds; ++round) {
         out.model = llama_style_model(parameters, seq);
         const double n = double(count_parameters(out.model).total);
         const PlanRequest req = complete_request(out.model, c, global_batch_size, seq, precision);
         out.search = search_plans(out.model, c, req, o);
         const SimulationResult& win = out.search.best.front();
         // The budget trains tps x seconds tokens of this model: C = 6 N D.
-        flops = 6.0 * n * win.tokens_per_s * seconds;
+        flops = 6.0 * n * win.tokens_per_s * seconds_on(win.plan.world_size());
         const double next = compute_optimal(flops).parameters;
-        out.rounds.push_back(fmt::format("round {}: {} ({:.2f}B parameters) reaches {:.0f} tokens/s -> budget {:.3g} FLOPs, "
-                                         "optimal size {:.2f}B",
-                                         round + 1, out.model.name, n / 1e9, win.tokens_per_s, flops, next / 1e9));
-        const bool settled = std::abs(next - n) < 0.02 * n;
+        out.rounds.push_back(fmt::format("round {}: {} ({:.2f}B parameters) reaches {:.0f} tokens/s on {} GPUs -> budget "
+                                         "{:.3g} FLOPs, optimal size {:.2f}B",
+                                         round + 1, out.model.name, n / 1e9, win.tokens_per_s, win.plan.world_size(),
+                                         flops, next / 1e9));
+        if (std::abs(next - n) < 0.02 * n) {
+            out.settled = true;
+            break;
+        }
+        if (next > n) lower = std::max(lower, n);
+        else upper = std::min(upper, n);
         parameters = next;
-        if (settled) break;
+        if (lower > 0 && std::isfinite(upper) && (next <= lower || next >= upper)) parameters = std::sqrt(lower * upper);
     }
     out.optimal = compute_optimal(flops);
     out.approach3 = compute_optimal_approach3(flops);

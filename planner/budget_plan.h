@@ -6,7 +6,8 @@
 //   2. the compute-optimal size for C (D = 20 N, C = 6 N D), a Llama-style shape for it, and the
 //      best plan for that shape;
 //   3. the plan's simulated tokens per second give the tokens the budget trains, D = tps x seconds,
-//      and so C = 6 N D; repeat from 2 until N moves less than 2% (a few rounds).
+//      and so C = 6 N D, with the seconds the budget buys on the GPUs that plan uses; repeat from 2
+//      until N moves less than 2% (a few rounds; at most kBudgetRounds, bracketing the size).
 #pragma once
 #include <optional>
 #include <string>
@@ -33,7 +34,10 @@ struct BudgetPlan {
     SearchResult search;             // the plans for `model`
     TrainingBudget budget;           // training it on optimal.tokens with the winner
     std::vector<std::string> rounds; // one line per sizing round
+    bool settled = false;            // the last round's size moved less than 2%; else the model is the
+                                     // last one tried and its budget may miss the requested one
 };
+inline constexpr int kBudgetRounds = 10;
 
 // `global_batch_size` / `seq_length` 0 = the defaults (seq_length 0 means 4096 here); no precision:
 // the GPU's default (default_precision).

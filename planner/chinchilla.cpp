@@ -43,7 +43,12 @@ TrainingBudget budget_for_tokens(double tokens, const SimulationResult& r, doubl
 }
 
 json to_json(const TrainingBudget& b) {
-    return json{{"tokens", b.tokens}, {"steps", b.steps}, {"days", b.days}, {"gpu_hours", b.gpu_hours}, {"cost", b.cost}};
+    // Steps are whole; a cluster without price_per_gpu_hour has no cost (null), not a free run.
+    return json{{"tokens", b.tokens},
+                {"steps", (long long)b.steps},
+                {"days", b.days},
+                {"gpu_hours", b.gpu_hours},
+                {"cost", b.cost > 0 ? json(b.cost) : json(nullptr)}};
 }
 
 }  // namespace tessel

@@ -1,7 +1,7 @@
 // Training budgets by the Chinchilla scaling law (Hoffmann et al. 2022, "Training Compute-Optimal
 // Large Language Models").
-//   - Compute-optimal data: about 20 tokens per parameter (Table 3: 70B -> 1.4T tokens, 175B ->
-//     3.7T, 1T -> 21.2T).
+//   - Compute-optimal data: about 20 tokens per parameter (Table 3: 1B -> 20.2B tokens, 67B ->
+//     1.5T, 175B -> 3.7T, 1T -> 21.2T; Chinchilla itself trained 70B on 1.4T).
 //   - Approach 3's fitted loss L(N, D) = E + A / N^alpha + B / D^beta (§3.3, eq. 10).
 //   - Training compute C ~= 6 N D FLOPs (Kaplan et al. 2020, §2.1; Hoffmann et al. §3).
 // N counts every parameter, embeddings included (Hoffmann et al. count them; Kaplan et al. did not).
@@ -37,6 +37,6 @@ struct TrainingBudget {
     double tokens = 0, steps = 0, days = 0, gpu_hours = 0, cost = 0;
 };
 TrainingBudget budget_for_tokens(double tokens, const SimulationResult& plan, double price_per_gpu_hour);
-json to_json(const TrainingBudget& b);  // {"tokens", "steps", "days", "gpu_hours", "cost"}
+json to_json(const TrainingBudget& b);  // {"tokens", "steps" (an integer), "days", "gpu_hours", "cost" (null: no price)}
 
 }  // namespace tessel

@@ -62,6 +62,10 @@ TEST(Chinchilla, BudgetForTokens) {
     EXPECT_DOUBLE_EQ(budget_for_tokens(tokens + 1, r, 2.5).steps, 1001);
     const json j = to_json(b);
     for (const char* k : {"tokens", "steps", "days", "gpu_hours", "cost"}) EXPECT_TRUE(j.contains(k)) << k;
+    EXPECT_TRUE(j["steps"].is_number_integer());
+    EXPECT_EQ(j["steps"].get<long long>(), 1000);
+    // Without a price the cost is unknown, not zero.
+    EXPECT_TRUE(to_json(budget_for_tokens(tokens, r, 0.0))["cost"].is_null());
 }
 
 TEST(ModelShape, EightBillionIsLlama3EightB) {
@@ -105,4 +109,19 @@ TEST(BudgetPlan, SizesAModelForTheDays) {
     EXPECT_GT(p.budget.days, 0.5);
     EXPECT_LT(p.budget.days, 2.0);
     EXPECT_FALSE(p.rounds.empty());
+}
+
+TEST(BudgetPlan, GpuHoursAreSpentOnTheGpusThePlanUses) {
+    // Tokens per dollar may train on 8 of 64 GPUs: 2000 GPU-hours are then 250 hours on those 8,
+    // not 31 hours (2000 / 64) at their throughput. The size settles, and the chosen model's
+    // Chinchilla budget spends about the GPU-hours asked.
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 64);
+    ComputeBudget b;
+    b.gpu_hours = 2000;
+    SearchOptions o;
+    o.top_k = 2;
+    o.objective = Objective::tokens_per_dollar;
+    const BudgetPlan p = plan_for_budget(c, b, 0, 0, o);
+    EXPECT_TRUE(p.settled);
+    EXPECT_NEAR(p.budget.gpu_hours, 2000.0, 0.1 * 2000.0) << p.rounds.back();
 }
