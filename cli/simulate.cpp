@@ -2,6 +2,8 @@
 // and optionally draw its schedule as a Chrome/Perfetto trace.
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -43,6 +45,8 @@ struct SimulateArgs {
     bool torch_cross_entropy = false;
     bool all_forwards_first = false;
     bool torch_context_parallel = false;
+    std::optional<std::string> framework;
+    std::set<std::string> given;  // the options on the command line (over a framework's defaults)
 };
 
 // `out`: stdout, or stderr when stdout holds the --json or --trace output.
@@ -86,32 +90,39 @@ void run_simulate(const SimulateArgs& a) {
     // calibrated CPU cluster: fp32).
     Plan p = resolve_plan(a.plan, m, c.num_gpus(), std::string(to_string(default_precision(c.gpu))));
     check_precision_peak(c, p.precision, a.cluster);
-    SimulateOptions o;
+    // A framework (--framework, or the plan file's "framework" from plan --emit) starts from the
+    // options plan --emit simulated it with; the stack flags given then override them. Without one
+    // every flag takes its value, given or default.
+    const std::string framework = a.framework.value_or(p.framework);
+    SimulateOptions o = framework.empty() ? SimulateOptions{} : simulate_options_for(parse_framework(framework), p.precision);
+    auto given = [&](const char* flag) { return framework.empty() || a.given.count(flag) > 0; };
     o.record_trace = !a.trace_file.empty();
     o.memory_headroom = a.memory_headroom;
-    o.fused_attention = a.attention != "unfused";
-    o.flash_attention_version = a.attention == "flash1" ? 1 : 2;
-    o.cudnn_attention = a.attention == "cudnn";
-    o.fused_elementwise = !a.eager_elementwise;
-    o.fused_cross_entropy = a.fused_cross_entropy;
-    o.overlap_p2p_comm = !a.blocking_p2p;
-    o.p2p_scatter_gather = a.p2p_scatter_gather;
-    o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
-    o.zero_gradient_buffer = !a.free_gradients;
-    o.fp8_saves_gemm_inputs = !a.fp8_bf16_inputs;
-    o.zero2_layerwise_gather = a.zero2_layerwise_gather;
-    o.metric_cross_entropies = a.metric_cross_entropies;
-    o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
-    o.backward_prefetch = a.backward_prefetch;
-    o.fsdp2_buffer_copies = a.fsdp2_buffer_copies;
-    o.fp8_weight_gather = a.fp8_weight_gather;
-    o.cpu_offload_layers = a.cpu_offload_layers;
-    o.eager_rmsnorm = a.eager_rmsnorm;
-    o.model_dropout = !a.no_dropout;
-    o.grad_reduce_in_fp32 = a.fp32_grad_reduce;
-    o.torch_cross_entropy = a.torch_cross_entropy;
-    o.all_forwards_first_at_m_equal_pp = a.all_forwards_first;
-    o.torch_context_parallel = a.torch_context_parallel;
+    if (given("--attention")) {
+        o.fused_attention = a.attention != "unfused";
+        o.flash_attention_version = a.attention == "flash1" ? 1 : 2;
+        o.cudnn_attention = a.attention == "cudnn";
+    }
+    if (given("--eager-elementwise")) o.fused_elementwise = !a.eager_elementwise;
+    if (given("--fused-cross-entropy")) o.fused_cross_entropy = a.fused_cross_entropy;
+    if (given("--blocking-p2p")) o.overlap_p2p_comm = !a.blocking_p2p;
+    if (given("--p2p-scatter-gather")) o.p2p_scatter_gather = a.p2p_scatter_gather;
+    if (given("--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
+    if (given("--free-gradients")) o.zero_gradient_buffer = !a.free_gradients;
+    if (given("--fp8-keeps-bf16-inputs")) o.fp8_saves_gemm_inputs = !a.fp8_bf16_inputs;
+    if (given("--zero2-layerwise-gather")) o.zero2_layerwise_gather = a.zero2_layerwise_gather;
+    if (given("--metric-cross-entropies")) o.metric_cross_entropies = a.metric_cross_entropies;
+    if (given("--reduce-after-pipeline-flush")) o.reduce_after_pipeline_flush = a.reduce_after_pipeline_flush;
+    if (given("--backward-prefetch")) o.backward_prefetch = a.backward_prefetch;
+    if (given("--fsdp2-buffer-copies")) o.fsdp2_buffer_copies = a.fsdp2_buffer_copies;
+    if (given("--fp8-weight-gather")) o.fp8_weight_gather = a.fp8_weight_gather;
+    if (given("--cpu-offload-layers")) o.cpu_offload_layers = a.cpu_offload_layers;
+    if (given("--eager-rmsnorm")) o.eager_rmsnorm = a.eager_rmsnorm;
+    if (given("--no-dropout")) o.model_dropout = !a.no_dropout;
+    if (given("--fp32-grad-reduce")) o.grad_reduce_in_fp32 = a.fp32_grad_reduce;
+    if (given("--torch-cross-entropy")) o.torch_cross_entropy = a.torch_cross_entropy;
+    if (given("--all-forwards-first")) o.all_forwards_first_at_m_equal_pp = a.all_forwards_first;
+    if (given("--torch-context-parallel")) o.torch_context_parallel = a.torch_context_parallel;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r, table);
     if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
@@ -205,7 +216,15 @@ void add_simulate(CLI::App& app) {
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")
         ->check(CLI::Range(0, 16));
-    cmd->callback([args] { run_simulate(*args); });
+    cmd->add_option("--framework", args->framework,
+                    "price the plan with that framework's kernels and communication, as plan --emit does (a plan "
+                    "file from plan --emit names it; the stack flags above override it)")
+        ->check(CLI::IsMember({"megatron", "deepspeed", "torchtitan"}));
+    cmd->callback([args, cmd] {
+        for (const CLI::Option* opt : cmd->get_options())
+            if (opt->count() > 0) args->given.insert(opt->get_name());
+        run_simulate(*args);
+    });
 }
 
 }  // namespace tessel::cli

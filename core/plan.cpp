@@ -79,6 +79,7 @@ Plan parse_plan(const json& j, const std::string& file) {
         if (seen.size() != 4)
             throw input_error(file, "placement", "each of tp, cp, dp and pp exactly once", "\"" + p.placement + "\"");
     }
+    if (r.has("framework")) p.framework = r.choice("framework", {"megatron", "deepspeed", "torchtitan"});
     r.ignore({"num_microbatches", "world_size", "description"});
     r.finish();
     return p;
@@ -100,6 +101,7 @@ json to_json(const Plan& p) {
                 {"precision", to_string(p.precision)},
                 {"placement", p.placement}};
     if (p.recompute_layers > 0) j["recompute_layers"] = p.recompute_layers;
+    if (!p.framework.empty()) j["framework"] = p.framework;
     return j;
 }
 

@@ -25,6 +25,10 @@ struct Plan {
     Schedule schedule = Schedule::one_f_one_b;
     Precision precision = Precision::bf16;
     std::string placement = "tp-cp-dp-pp";  // innermost (packed inside a node first) to outermost
+    // The software the plan was made for ("megatron", "deepspeed", "torchtitan": `plan --emit`), whose
+    // kernels and communication `simulate --plan` then prices as `plan` did; "": the simulator's
+    // defaults. `run` executes the plan whatever it names.
+    std::string framework;
 
     int world_size() const { return tp * pp * dp * cp; }
     // Microbatches each pipeline runs per optimizer step (Megatron's num_microbatches).

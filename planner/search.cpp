@@ -558,7 +558,11 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
     result.search_s = elapsed();
     if (result.best.empty()) throw_no_plan(m, c, result, o, misses.take());
     // The winners must also pass core's own plan rules (the ones `simulate` and `run` apply).
-    for (const auto& r : result.best) validate_plan(r.plan, m, r.plan.world_size(), "planner");
+    for (auto& r : result.best) {
+        validate_plan(r.plan, m, r.plan.world_size(), "planner");
+        // Simulated with that framework's stack: `simulate --plan` prices it the same way.
+        if (o.framework != Framework::any) r.plan.framework = to_string(o.framework);
+    }
     return result;
 }
 

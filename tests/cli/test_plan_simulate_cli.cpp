@@ -51,6 +51,27 @@ TEST(PlanCli, JsonHoldsRankedCandidatesAndBudget) {
     EXPECT_NEAR(j["gpu_hours"].get<double>(), 16 * j["days"].get<double>() * 24, 1e-6 * j["gpu_hours"].get<double>() + 1e-9);
 }
 
+TEST(PlanCli, SimulateReproducesAnExportedPlan) {
+    // DESIGN.md: a plan is what `plan` writes and `simulate` reads. Under --emit the plan names
+    // its framework, so simulate --plan prices it with the same stack (Megatron's cuDNN attention
+    // and fp32 gradient buffer, DeepSpeed's gather after the step, torchtitan's eager ops).
+    const auto dir = temp_dir("plan_emit_simulate");
+    for (const char* fw : {"megatron", "deepspeed", "torchtitan"}) {
+        auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64", "--emit", fw,
+                             "--json", dir + "/plans.json", "--top", "1"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const json best = read(dir + "/plans.json")["candidates"][0];
+        EXPECT_EQ(best["plan"]["framework"], fw);
+        std::ofstream(dir + "/plan.json") << best["plan"].dump();
+        auto s = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64", "--plan",
+                             dir + "/plan.json", "--json", dir + "/sim.json"});
+        ASSERT_EQ(s.exit_code, 0) << s.err;
+        const json sim = read(dir + "/sim.json");
+        EXPECT_NEAR(sim["step_time_s"].get<double>(), best["step_time_s"].get<double>(), 1e-9) << fw;
+        EXPECT_NEAR(sim["memory_GiB"]["peak"].get<double>(), best["memory_GiB"]["peak"].get<double>(), 1e-9) << fw;
+    }
+}
+
 TEST(PlanCli, EmitKeepsStdoutToTheConfig) {
     auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--emit", "deepspeed"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
