@@ -102,9 +102,11 @@ void add_calibrate(CLI::App& app) {
     cmd->add_option("--out", args->out, "cluster JSON to write (atomically); default: print it");
     cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)");
     cmd->add_flag("--quick", args->quick, "a few seconds of measurement (tests; not a calibration)");
-    cmd->add_option("--name", args->name, "the cluster's name (default cpu)");
+    cmd->add_option("--name", args->name, "the cluster's name (default cpu)")
+        ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("expected a non-empty name") : std::string(); },
+                               "NAME"));
     cmd->add_option("--memory-GiB", args->memory_GiB, "memory per rank (default: the device's; on cpu the host's, shared by the ranks)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1.0 / 1024, 1e6));
     cmd->add_option("--sm-count", args->sm_count, "parallel units per rank (default: the GPU's SMs; on cpu 1 BLAS thread)")
         ->check(CLI::Range(1, 1 << 16));
     cmd->callback([args] { calibrate_command(*args); });

@@ -16,6 +16,7 @@
 #include "executor/job_error.h"
 #include "executor/mpi_job.h"
 #include "executor/trainer.h"
+#include "simulator/hardware_efficiency.h"
 
 namespace tessel::cli {
 
@@ -79,6 +80,9 @@ void run_command(const RunArgs& a) {
             o.plan_origin = a.plan.plan_file.empty() ? "command line" : a.plan.plan_file;
             if (!a.cluster.empty()) {
                 ClusterSpec c = load_cluster(a.cluster);
+                // Its profile is read as simulate reads it: compare puts the two side by side, and a
+                // profile simulate refuses should not pass here.
+                (void)hardware_efficiency(c);
                 // Both backends compute in fp32 (kernels/backend.h is an fp32 interface).
                 const Precision computed = Precision::fp32;
                 const double peak = c.gpu.peak(computed);

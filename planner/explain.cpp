@@ -108,8 +108,10 @@ std::string explain_winner(const SearchResult& r, Objective o) {
     std::string s;
     const auto diffs = plan_differences(a.plan, b.plan);
     if (o == Objective::memory) {
-        s = fmt::format("#1 needs {:.2f} GiB per GPU, {:.2f} GiB less than #2", a.memory_GiB.peak,
-                        b.memory_GiB.peak - a.memory_GiB.peak);
+        // A few MiB apart would read "0.00 GiB less".
+        const double less = b.memory_GiB.peak - a.memory_GiB.peak;
+        s = fmt::format("#1 needs {:.2f} GiB per GPU, {} less than #2", a.memory_GiB.peak,
+                        less < 0.1 ? fmt::format("{:.1f} MiB", less * 1024) : fmt::format("{:.2f} GiB", less));
     } else if (o == Objective::tokens_per_dollar && a.plan.world_size() != b.plan.world_size()) {
         s = fmt::format("#1 costs {:.1f} GPU-seconds per step on {} GPUs against #2's {:.1f} on {}",
                         a.step_time_s * a.plan.world_size(), a.plan.world_size(), b.step_time_s * b.plan.world_size(),

@@ -97,4 +97,9 @@ TEST(Ranking, ExplainsWhichComponentsDiffer) {
     EXPECT_NE(why.find("pipeline bubble -1.500 s"), std::string::npos) << why;
     EXPECT_NE(why.find("exposed DP comm +0.500 s"), std::string::npos) << why;
     EXPECT_EQ(why.find("compute"), std::string::npos) << why;  // equal components are not listed
+    // By memory, a few MiB apart are said in MiB (not "0.00 GiB less").
+    r.best[0].memory_GiB.peak = 60.0;
+    r.best[1].memory_GiB.peak = 60.0 + 5.0 / 1024;
+    const std::string by_memory = explain_winner(r, Objective::memory);
+    EXPECT_NE(by_memory.find("5.0 MiB less than #2"), std::string::npos) << by_memory;
 }
