@@ -335,9 +335,9 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     double mean_step = 0;
     for (int i = r.warmup_steps; i < o.steps; ++i) mean_step += r.step_times_s[std::size_t(i)] / counted;
     const double to_median = mean_step > 0 ? r.step_time_s / mean_step : 1.0;
+    const double w = to_median / counted;  // each counted step's weight in the scaled mean
     for (int i = r.warmup_steps; i < o.steps; ++i) {
         const StepBreakdown& b = r.step_breakdowns[std::size_t(i)];
-        const double w = to_median / counted;
         mean.compute += b.compute * w;
         mean.tp_comm += b.tp_comm * w;
         mean.cp_comm += b.cp_comm * w;
@@ -348,7 +348,6 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     }
     if (o.kernel_times) {  // cleared at the first counted step
         const KernelKindTimes k = kernel_time_by_kind(*o.kernel_times);
-        const double w = to_median / counted;
         r.kernel_time_s = KernelKindTimes{k.gemm * w, k.attention * w, k.memory_bound * w};
     }
     const std::vector<double> fields[] = {

@@ -131,13 +131,15 @@ double layer_parameters_per_tp_rank(const ModelSpec& m, int tp) {
     return attention + mlp + rest;
 }
 
+double vocab_parameters_per_tp_rank(const ModelSpec& m, int tp) { return double(m.vocab_size) * m.hidden_size / tp; }
+
 double parameters_on_rank(const ModelSpec& m, const Plan& p, int r) {
     const auto pc = count_parameters(m);
     const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
     double n_layers = 0;
     for (int c = 0; c < p.virtual_stages; ++c) n_layers += layers[c * p.pp + r];
     double params = n_layers * layer_parameters_per_tp_rank(m, p.tp);
-    const double vocab_shard = double(m.vocab_size) * m.hidden_size / p.tp;
+    const double vocab_shard = vocab_parameters_per_tp_rank(m, p.tp);
     if (r == 0) params += vocab_shard + double(pc.position_embedding);
     // The last stage holds the LM head; Megatron keeps a copy of tied embeddings there too.
     if (r == p.pp - 1 && (!m.tied_embeddings || p.pp > 1)) params += vocab_shard;
@@ -228,7 +230,7 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
         if (p.pp > 1) buffers += 2.0 * boundary;
         if (p.sequence_parallel) buffers += E * sb * m.hidden_size;
         if (p.zero_stage >= 3 && shard > 1) {
-            const double vocab_unit = double(m.vocab_size) * m.hidden_size / p.tp;
+            const double vocab_unit = vocab_parameters_per_tp_rank(m, p.tp);
             const double largest_unit = r == 0 || holds_loss ? std::max(layer_params, vocab_unit) : layer_params;
             buffers += largest_unit * (2.0 * E + (opt.grad_reduce_in_fp32 ? 4.0 : 0.0)) + layer_params * E;
         }

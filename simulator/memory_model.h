@@ -94,6 +94,8 @@ ModelStateBytes model_state_bytes(double params, int zero_stage, int shard, Prec
 double parameters_on_rank(const ModelSpec& m, const Plan& p, int pp_rank);
 // Parameters of one transformer layer on one tensor-parallel rank (norms replicated).
 double layer_parameters_per_tp_rank(const ModelSpec& m, int tp);
+// The word embedding's (or the LM head's) parameters on one TP rank: vocab-parallel, V h / tp.
+double vocab_parameters_per_tp_rank(const ModelSpec& m, int tp);
 
 // Everything on one pipeline rank, in bytes.
 struct RankMemory {
