@@ -1,5 +1,9 @@
 #include "executor/job_error.h"
 
+#include <cstdint>
+
+#include <fmt/format.h>
+
 #include "core/errors.h"
 
 namespace tessel {
@@ -22,6 +26,21 @@ void agree_on_errors(Communicator& world, const std::function<void()>& check) {
     if (agreed[0] == 0) return;
     const bool print_here = code != 0 && -agreed[1] == double(world.rank());
     throw JobWideError(int(agreed[0]), print_here ? message : std::string("failed on another rank"), print_here);
+}
+
+void agree_on_inputs(Communicator& world, const std::string& inputs, const std::string& names) {
+    std::uint64_t hash = 14695981039346656037ull;  // 64-bit FNV-1a
+    for (unsigned char ch : inputs) hash = (hash ^ ch) * 1099511628211ull;
+    // Each 32-bit half is exact in a double; MAX of h and of -h gives the largest and the smallest.
+    const double high = double(hash >> 32), low = double(hash & 0xffffffffull);
+    double extremes[4] = {high, low, -high, -low};
+    world.all_reduce_host(extremes, 4, ReduceOp::max);
+    if (extremes[0] == -extremes[2] && extremes[1] == -extremes[3]) return;
+    throw JobWideError(2,
+                       fmt::format("the {} ranks were started with different inputs ({}): give every rank the same "
+                                   "command line",
+                                   world.size(), names),
+                       world.rank() == 0);
 }
 
 }  // namespace tessel

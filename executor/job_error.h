@@ -23,4 +23,11 @@ struct JobWideError : std::runtime_error {
 // failing rank prints its message. `check` must not use `world`.
 void agree_on_errors(Communicator& world, const std::function<void()>& check);
 
+// Agrees that every rank of `world` was started with the same inputs (`inputs`: a canonical text
+// of what the rank read, `names`: what it covers, for the message). mpirun can start each rank
+// with its own command line, and ranks that disagree on the layout or the batch would otherwise
+// hang in a collective or combine unlike data; on any difference every rank throws
+// JobWideError(2), printed by rank 0.
+void agree_on_inputs(Communicator& world, const std::string& inputs, const std::string& names);
+
 }  // namespace tessel

@@ -35,7 +35,7 @@ struct TensorSource {
 struct TensorSpec {
     std::string name;
     std::vector<TensorSource> sources;
-    bool weight_decay = false;    // AdamW decay: matrices only
+    bool weight_decay = false;    // AdamW decay: matrices (embedding tables included), not biases or norms
     bool tp_partial_grad = false; // each TP rank holds part of the gradient (sequence-parallel norms, QK norms)
     bool tied_embedding = false;  // the token table, whose copies on the first and last stage sum grads
     std::size_t count() const;

@@ -128,6 +128,13 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     const Plan& p = o.plan;
     Communicator& world0 = *world_comm;
 
+    agree_on_inputs(world0,
+                    json{{"model", to_json(m)}, {"plan", to_json(p)}, {"steps", o.steps}, {"warmup", o.warmup_steps},
+                         {"seed", o.seed}, {"data", o.data_path}, {"backend", o.backend}, {"comm", o.comm},
+                         {"through_host", o.stage_through_host}}
+                        .dump(),
+                    "model, plan, --steps, --seed, --data, --backend or --comm");
+
     // ---- setup whose errors every rank agrees on (same inputs everywhere) ----
     std::unique_ptr<Backend> backend;
     CommPath comm_path = CommPath::direct;

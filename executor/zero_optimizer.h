@@ -17,7 +17,8 @@
 namespace tessel {
 
 // A fixed choice, stated in the run's output: AdamW with a constant learning rate, betas
-// (0.9, 0.95) and decay 0.1 on weight matrices only (GPT-3's, Brown et al. 2020); no clipping.
+// (0.9, 0.95) and decay 0.1 on the weight matrices, embedding tables included, not on biases or norms
+// (GPT-3's, Brown et al. 2020; Megatron-LM's and nanoGPT's groups); no clipping.
 struct AdamWConfig {
     float lr = 1e-3f;
     float beta1 = 0.9f, beta2 = 0.95f;

@@ -8,13 +8,16 @@ TensorSlot add_token_table(ParamBuffer& buf, const ModelSpec& m, int tp_size, in
     TensorSpec t = row_shard(kTokenTableName, std::size_t(m.vocab_size), std::size_t(m.hidden_size), tp_size,
                              tp_rank, InitRule::normal(0.02f));
     t.tied_embedding = m.tied_embeddings;
+    t.weight_decay = true;  // a matrix like the others (Megatron-LM exempts only biases and norms)
     return buf.add(std::move(t));
 }
 
 TensorSlot add_position_table(ParamBuffer& buf, const ModelSpec& m, int seq_length) {
     // Only the rows a run reads: the rows beyond seq_length never get a gradient.
-    return buf.add(replicated_tensor("embedding.wpe.weight", std::size_t(seq_length), std::size_t(m.hidden_size),
-                                     InitRule::normal(0.01f)));
+    TensorSpec t = replicated_tensor("embedding.wpe.weight", std::size_t(seq_length), std::size_t(m.hidden_size),
+                                     InitRule::normal(0.01f));
+    t.weight_decay = true;
+    return buf.add(std::move(t));
 }
 
 DeviceArray<float> embedding_forward(const LayerContext& ctx, const EmbeddingWeights& w, const int* tokens) {

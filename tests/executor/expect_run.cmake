@@ -1,7 +1,8 @@
 # expect_run.cmake: runs one command and checks how it ended, for tests that need more than an
 # exit status of 0 (a job that must fail fast, a JSON that must be complete).
 #   cmake -DCOMMAND="a;b;c" -DEXPECT_EXIT=<0|2|nonzero> [-DEXPECT_OUTPUT=regex] [-DMAX_SECONDS=n]
-#         [-DJSON_FILE=path -DJSON_KEYS="k1;k2"] [-DSKIP_IF_GPU=1] -P expect_run.cmake
+#         [-DJSON_FILE=path -DJSON_KEYS="k1;k2"] [-DEXPECT_NO_FILE=path] [-DSKIP_IF_GPU=1] -P expect_run.cmake
+# EXPECT_NO_FILE: a path the command must not leave behind (it is removed first).
 # SKIP_IF_GPU: a test of what happens without a GPU prints "SKIPPED: a GPU is present" and passes
 # through the test's SKIP_REGULAR_EXPRESSION where nvidia-smi lists one.
 if(SKIP_IF_GPU)
@@ -16,6 +17,9 @@ if(NOT DEFINED MAX_SECONDS)
 endif()
 if(DEFINED JSON_FILE)
   file(REMOVE "${JSON_FILE}")
+endif()
+if(DEFINED EXPECT_NO_FILE)
+  file(REMOVE "${EXPECT_NO_FILE}")
 endif()
 string(TIMESTAMP start "%s")
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -36,6 +40,9 @@ if(took GREATER MAX_SECONDS)
 endif()
 if(DEFINED EXPECT_OUTPUT AND NOT "${out}${err}" MATCHES "${EXPECT_OUTPUT}")
   message(FATAL_ERROR "output does not match '${EXPECT_OUTPUT}'")
+endif()
+if(DEFINED EXPECT_NO_FILE AND EXISTS "${EXPECT_NO_FILE}")
+  message(FATAL_ERROR "${EXPECT_NO_FILE} was written")
 endif()
 if(DEFINED JSON_FILE)
   file(READ "${JSON_FILE}" text)

@@ -125,6 +125,27 @@ TEST(SingleRankModel, GptGradientsMatchFiniteDifferences) { check_gradients("tin
 TEST(SingleRankModel, LlamaGradientsMatchFiniteDifferences) { check_gradients("tiny-llama"); }
 TEST(SingleRankModel, Qwen3GradientsMatchFiniteDifferences) { check_gradients("tiny-qwen3"); }
 
+// AdamW's decay groups as Megatron-LM (biases and norm weights exempt, get_param_groups) and
+// nanoGPT (every parameter of two or more dimensions) draw them: every matrix decays, the
+// embedding tables too, so a tied GPT-2 head decays like Llama's untied one; no vector does.
+TEST(SingleRankModel, WeightDecayOnEveryMatrixAndNoVector) {
+    for (const std::string preset : {"tiny-gpt", "tiny-llama", "tiny-qwen3"}) {
+        OneRankModel model(preset);
+        int matrices = 0, vectors = 0;
+        for (ParamBuffer* buf : model.chunk->buffers())
+            for (const TensorSpec& t : buf->tensors()) {
+                if (t.sources.empty()) continue;
+                const TensorSource& s = t.sources[0];
+                const bool matrix = s.full_cols > 1 && s.rows.size() > 1;
+                (matrix ? matrices : vectors) += 1;
+                EXPECT_EQ(t.weight_decay, matrix) << preset << ": " << t.name;
+            }
+        // Token table (+ position table for GPT), per layer q, k, v, out, up (gate_up), down (+ Llama's head).
+        EXPECT_EQ(matrices, preset == "tiny-gpt" ? 2 + 2 * 6 : 1 + 2 * 6 + 1) << preset;
+        EXPECT_GT(vectors, 0) << preset;
+    }
+}
+
 TEST(SingleRankModel, RecomputationChangesNoBitAndLossFalls) {
     for (const char* model : {"tiny-gpt", "tiny-llama", "tiny-qwen3"}) {
         const RunResult none = train(tiny_run(model, Recompute::none), make_self_communicator());
