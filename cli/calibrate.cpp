@@ -106,7 +106,7 @@ void add_calibrate(CLI::App& app) {
         ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("expected a non-empty name") : std::string(); },
                                "NAME"));
     cmd->add_option("--memory-GiB", args->memory_GiB, "memory per rank (default: the device's; on cpu the host's, shared by the ranks)")
-        ->check(CLI::Range(1.0 / 1024, 1e6));
+        ->check(finite_range(1.0 / 1024, 1e6));
     cmd->add_option("--sm-count", args->sm_count, "parallel units per rank (default: the GPU's SMs; on cpu 1 BLAS thread)")
         ->check(CLI::Range(1, 1 << 16));
     cmd->callback([args] { calibrate_command(*args); });

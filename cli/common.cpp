@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -122,6 +123,17 @@ std::FILE* check_outputs(std::initializer_list<std::pair<const char*, std::strin
     if (count > 1)
         throw InputError(fmt::format("{}: only one of them can go to stdout; give the other a file", on_stdout));
     return count ? stderr : stdout;
+}
+
+CLI::Validator finite_range(double lo, double hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            double value = 0;
+            if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value < lo || value > hi)
+                return fmt::format("expected a number in [{} - {}], got {}", lo, hi, text);
+            return {};
+        },
+        fmt::format("FLOAT in [{} - {}]", lo, hi));
 }
 
 }  // namespace tessel::cli

@@ -28,6 +28,9 @@ struct PlanFlags {
     std::optional<std::string> recompute, schedule, precision, placement;
 };
 void add_plan_flags(CLI::App& cmd, PlanFlags& flags, bool plan_required);
+
+// A finite number in [lo, hi]: CLI::Range lets NaN through (every comparison with it is false).
+CLI::Validator finite_range(double lo, double hi);
 // Reads --plan (if any) and applies the flags over it; validates against the model and world.
 // `precision_default` is the precision where neither the flags nor the plan file name one
 // (otherwise the plan format's default, bf16).

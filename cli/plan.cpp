@@ -114,8 +114,9 @@ void run_plan(const PlanArgs& a) {
     if (budget_flags > 1) throw InputError("give at most one of --tokens, --chinchilla, --days and --gpu-hours");
     if (sized_by_budget && !a.model.empty())
         throw InputError("--days / --gpu-hours choose the model size themselves: drop --model (or use --tokens)");
-    if (a.days && !(*a.days > 0)) throw InputError(fmt::format("--days: expected a positive number, got {}", *a.days));
-    if (a.gpu_hours && !(*a.gpu_hours > 0))
+    if (a.days && !(*a.days > 0 && std::isfinite(*a.days)))
+        throw InputError(fmt::format("--days: expected a positive number, got {}", *a.days));
+    if (a.gpu_hours && !(*a.gpu_hours > 0 && std::isfinite(*a.gpu_hours)))
         throw InputError(fmt::format("--gpu-hours: expected a positive number, got {}", *a.gpu_hours));
     if (a.global_batch && *a.global_batch < 1) throw InputError("--global-batch: expected a positive number of sequences");
     if (a.seq && *a.seq < 1) throw InputError("--seq: expected a positive sequence length");
@@ -278,7 +279,7 @@ void add_plan(CLI::App& app) {
     cmd->add_option("--objective", a->objective, "time | tokens-per-dollar | memory (default time)")
         ->check(CLI::IsMember({"time", "tokens-per-dollar", "memory"}));
     cmd->add_option("--memory-headroom", a->memory_headroom, "fraction of GPU memory kept free (default 0.10)")
-        ->check(CLI::Range(0.0, 0.9));
+        ->check(finite_range(0.0, 0.9));
     cmd->add_option("--top", a->top, "plans to show (default 5)")->check(CLI::Range(1, 1000));
     cmd->add_option("--json", a->json_file, "write the ranked plans as JSON ('-' for stdout)");
     cmd->add_option("--emit", a->emit, "write the winner as a megatron | deepspeed | torchtitan config on stdout "

@@ -88,7 +88,12 @@ void run_simulate(const SimulateArgs& a) {
     // Where neither --precision nor the plan file names one, the plan takes the precision
     // `tessel plan` would: bf16, else fp16, else fp32 — whichever the GPU has a peak for (a
     // calibrated CPU cluster: fp32).
-    Plan p = resolve_plan(a.plan, m, c.num_gpus(), std::string(to_string(default_precision(c.gpu))));
+    // A plan file or --dp fixes the plan's GPUs: without --gpus the job takes that many of the cluster.
+    // Otherwise dp fills the whole cluster.
+    const bool sized_by_plan = !a.gpus && (!a.plan.plan_file.empty() || a.plan.dp);
+    Plan p = resolve_plan(a.plan, m, sized_by_plan ? 0 : c.num_gpus(), std::string(to_string(default_precision(c.gpu))));
+    if (sized_by_plan && p.world_size() < c.num_gpus())
+        c = resize_cluster(c, p.world_size(), "the plan's tp*pp*dp*cp (no --gpus)");
     check_precision_peak(c, p.precision, a.cluster);
     // A framework (--framework, or the plan file's "framework" from plan --emit) starts from the
     // options plan --emit simulated it with; the stack flags given then override them. Without one
@@ -139,14 +144,14 @@ void add_simulate(CLI::App& app) {
         "--recompute selective --trace trace.json --json result.json");
     cmd->add_option("--model", args->model, "preset name or path (native JSON, a Hugging Face config.json or the model folder holding it)")->required();
     cmd->add_option("--cluster", args->cluster, "preset name or path")->required();
-    cmd->add_option("--gpus", args->gpus, "resize the cluster to N GPUs (default: tp*pp*dp*cp of the plan fills it)");
+    cmd->add_option("--gpus", args->gpus, "resize the cluster to N GPUs (default: the tp*pp*dp*cp of a --plan file or of --dp; without either, the whole cluster, which dp fills)");
     cmd->add_option("--gpus-per-node", args->gpus_per_node,
                     "GPUs the job takes of each node or NVLink domain (e.g. 64 of a GB200 NVL72 rack; default: all)");
     add_plan_flags(*cmd, args->plan, false);
     cmd->add_option("--trace", args->trace_file, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
     cmd->add_option("--json", args->json_file, "write the simulation result as JSON ('-' for stdout)");
     cmd->add_option("--memory-headroom", args->memory_headroom, "fraction of GPU memory kept free when judging fit")
-        ->check(CLI::Range(0.0, 0.9));
+        ->check(finite_range(0.0, 0.9));
     cmd->add_option("--attention", args->attention,
                     "attention kernel: flash2 (FlashAttention-2, PyTorch SDPA's flash backend), cudnn (cuDNN's "
                     "fused attention: Transformer Engine on Hopper, llm.c; at flash2's speed where the cluster "

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/plan.h"
 
 namespace tessel {
 
@@ -44,17 +45,22 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
     c.num_nodes = int(r.integer("num_nodes", std::nullopt, 1, 1 << 20));
     c.gpus_per_node = int(r.integer("gpus_per_node", std::nullopt, 1, 1024));
     c.gpus_per_host = int(r.integer("gpus_per_host", 0, 0, 1024));
+    // As many GPUs as a plan may span (plan.h): plan searches a cluster up to its size.
+    if (std::int64_t(c.num_nodes) * c.gpus_per_node > kMaxPlanGpus)
+        throw input_error(file, "num_nodes", fmt::format("at most {} GPUs in all (num_nodes x gpus_per_node)", kMaxPlanGpus),
+                          fmt::format("{} x {}", c.num_nodes, c.gpus_per_node));
     if (c.gpus_per_host > 0 && c.gpus_per_node % c.gpus_per_host != 0)
         throw InputError(fmt::format("{}: key 'gpus_per_host': expected a divisor of gpus_per_node ({}), got {}", file,
                                      c.gpus_per_node, c.gpus_per_host));
 
     ObjectReader g = r.object("gpu");
     c.gpu.name = g.string("name", std::string("gpu"));
-    c.gpu.memory_GiB = g.number("memory_GiB");
-    c.gpu.memory_bandwidth_GBps = g.number("memory_bandwidth_GBps");
+    // Upper bounds far above any device catch figures written in other units (bytes, FLOP/s).
+    c.gpu.memory_GiB = g.number("memory_GiB", std::nullopt, 0.0, 1e5);
+    c.gpu.memory_bandwidth_GBps = g.number("memory_bandwidth_GBps", std::nullopt, 0.0, 1e6);
     ObjectReader peaks = g.object("peak_tflops");
     for (auto p : {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp32})
-        if (peaks.has(to_string(p))) c.gpu.peak_tflops[p] = peaks.number(to_string(p));
+        if (peaks.has(to_string(p))) c.gpu.peak_tflops[p] = peaks.number(to_string(p), std::nullopt, 0.0, 1e6);
     peaks.ignore({"tf32", "int8"});
     if (peaks.has("tf32")) peaks.number("tf32");
     peaks.finish();
@@ -81,16 +87,21 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
         c.intra_node.bandwidth_GBps = in->number("bandwidth_GBps", c.gpus_per_node == 1 ? std::optional<double>(1.0) : std::nullopt);
         c.intra_node.latency_us = in->number("latency_us", 3.0, 0.0, 1e6, false);
         in->finish();
+        if (c.intra_node.kind == "none" && c.gpus_per_node > 1)
+            throw input_error(file, "intra_node.kind", "a link between the GPUs of a node of several GPUs", "\"none\"");
     } else if (c.gpus_per_node > 1) {
         throw input_error(file, "intra_node", "an object with bandwidth_GBps for a node of several GPUs");
     }
     if (auto out = r.optional_object("inter_node")) {
         c.inter_node.kind = out->choice("kind", {"infiniband", "roce", "ethernet", "none"}, std::string("infiniband"));
         c.inter_node.nics_per_node = int(out->integer("nics_per_node", 1, 1, 1024));
-        c.inter_node.nic_bandwidth_GBps = out->number("nic_bandwidth_GBps", c.num_nodes == 1 ? std::optional<double>(1.0) : std::nullopt);
+        // One node needs no network: without a figure it has none, and resizing it to several nodes is refused.
+        c.inter_node.nic_bandwidth_GBps = out->number("nic_bandwidth_GBps", c.num_nodes == 1 ? std::optional<double>(0.0) : std::nullopt);
         c.inter_node.latency_us = out->number("latency_us", 5.0, 0.0, 1e6, false);
         c.inter_node.oversubscription = out->number("oversubscription", 1.0, 1.0, 1e6, false);
         out->finish();
+        if (c.inter_node.kind == "none" && c.num_nodes > 1)
+            throw input_error(file, "inter_node.kind", "a network between the nodes of a cluster of several nodes", "\"none\"");
     } else if (c.num_nodes > 1) {
         throw input_error(file, "inter_node", "an object with nics_per_node and nic_bandwidth_GBps for several nodes");
     }
@@ -160,7 +171,7 @@ ClusterSpec resize_cluster(const ClusterSpec& c, long long n, const std::string&
                               std::to_string(n));
         r.num_nodes = int(n / c.gpus_per_node);
     }
-    if (r.num_nodes > 1 && r.inter_node.nic_bandwidth_GBps <= 0)
+    if (r.num_nodes > 1 && (r.inter_node.nic_bandwidth_GBps <= 0 || r.inter_node.kind == "none"))
         throw input_error(flag, "", fmt::format("a single node: cluster '{}' has no inter_node network", c.name), std::to_string(n));
     return r;
 }

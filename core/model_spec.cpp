@@ -270,7 +270,7 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         throw input_error(file, "hidden_size",
                           fmt::format("a multiple of num_attention_heads ({})", m.num_attention_heads),
                           std::to_string(m.hidden_size));
-    m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1));
+    m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1, kMaxHeads));
     // RoPE base: top-level rope_theta (older configs, GPT-NeoX's rotary_emb_base) or
     // transformers v5's rope_parameters.rope_theta.
     if (r.has("rope_theta")) m.rope_theta = r.number("rope_theta");
@@ -291,16 +291,33 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
 
 ModelSpec parse_model(const json& j, const std::string& file) {
     if (!j.is_object()) throw input_error(file, "(top level)", "a JSON object describing a model", describe_json_value(j));
-    ModelSpec m = looks_like_huggingface(j) ? parse_huggingface(j, file) : parse_native(j, file);
-    validate_model(m, file);
+    const bool huggingface = looks_like_huggingface(j);
+    ModelSpec m = huggingface ? parse_huggingface(j, file) : parse_native(j, file);
+    validate_model(m, file, huggingface);
     return m;
 }
 
-void validate_model(const ModelSpec& m, const std::string& file) {
+void validate_model(const ModelSpec& m, const std::string& file, bool huggingface) {
     if (m.num_kv_heads > m.num_attention_heads || m.num_attention_heads % m.num_kv_heads != 0)
-        throw input_error(file, "num_kv_heads",
+        throw input_error(file, huggingface ? "num_key_value_heads" : "num_kv_heads",
                           fmt::format("a divisor of num_attention_heads ({})", m.num_attention_heads),
                           std::to_string(m.num_kv_heads));
+    // The attention's width (heads x head_dim) is a tensor dimension like the hidden size.
+    const std::int64_t query_width = std::int64_t(m.num_attention_heads) * m.head_dim;
+    if (query_width > kMaxHiddenSize)
+        throw input_error(file, "head_dim",
+                          fmt::format("num_attention_heads x head_dim at most {} (the largest hidden size)", kMaxHiddenSize),
+                          fmt::format("{} x {} = {}", m.num_attention_heads, m.head_dim, query_width));
+    // Parameter and FLOP counts are 64-bit integers: a model far beyond any trained one (10^16
+    // parameters, ten thousand times the largest published) is refused before they overflow.
+    const double width = double(m.hidden_size);
+    const double per_layer = width * (2.0 * query_width + 2.0 * double(m.num_kv_heads) * m.head_dim) +
+                             3.0 * width * double(m.ffn_hidden_size);
+    const double approximate = double(m.num_layers) * per_layer + 2.0 * double(m.vocab_size) * width;
+    if (approximate > 1e16)
+        throw input_error(file, "num_layers, hidden_size, ffn_hidden_size",
+                          "a model of at most 10^16 parameters",
+                          fmt::format("about {:.3g} parameters", approximate));
     if (m.position_embedding == PositionEmbedding::learned && m.max_position_embeddings < 1)
         throw input_error(file, "max_position_embeddings", "a positive size for the learned position table");
 }

@@ -96,7 +96,8 @@ inline constexpr int kMaxSeqLength = 1 << 24;
 ModelSpec parse_model(const json& j, const std::string& file);
 bool looks_like_huggingface(const json& j);
 // Checks the cross-field rules (heads divide, KV heads divide heads, ...); InputError otherwise.
-void validate_model(const ModelSpec& m, const std::string& file);
+// `huggingface`: the model came from a config.json, whose key names the messages use.
+void validate_model(const ModelSpec& m, const std::string& file, bool huggingface = false);
 json to_json(const ModelSpec& m);
 
 const char* to_string(Activation a);

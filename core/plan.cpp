@@ -50,7 +50,8 @@ Plan parse_plan(const json& j, const std::string& file) {
     p.cp = int(r.integer("cp", 1, 1, 1 << 16));
     p.zero_stage = int(r.integer("zero_stage", 0, 0, 3));
     p.microbatch_size = int(r.integer("microbatch_size", 1, 1, 1 << 20));
-    p.global_batch_size = int(r.integer("global_batch_size", std::int64_t(p.dp) * p.microbatch_size, 1, 1 << 30));
+    // The default, one microbatch per replica, is range-checked with the key (validate_plan).
+    p.global_batch_size = int(r.integer("global_batch_size", std::min<std::int64_t>(std::int64_t(p.dp) * p.microbatch_size, 1 << 30), 1, 1 << 30));
     p.seq_length = int(r.integer("seq_length", 2048, 1, 1 << 24));
     p.virtual_stages = int(r.integer("virtual_stages", 1, 1, 1024));
     p.sequence_parallel = r.boolean("sequence_parallel", false);
@@ -141,6 +142,17 @@ bool pipeline_split_supported(int num_layers, int pp, int v) {
 }
 
 void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std::string& file) {
+    // Products first, in 64 bits: each size alone is in range, their product need not be.
+    const std::int64_t gpus = std::int64_t(p.tp) * p.pp * p.dp * p.cp;
+    if (gpus > kMaxPlanGpus)
+        throw input_error(file, "tp,pp,dp,cp", fmt::format("tp*pp*dp*cp at most {} GPUs", kMaxPlanGpus),
+                          fmt::format("{}*{}*{}*{} = {}", p.tp, p.pp, p.dp, p.cp, gpus));
+    const std::int64_t per_microbatch_round = std::int64_t(p.dp) * p.microbatch_size;
+    if (per_microbatch_round > p.global_batch_size)
+        throw input_error(file, "global_batch_size",
+                          fmt::format("a multiple of dp*microbatch_size = {}*{} = {}", p.dp, p.microbatch_size,
+                                      per_microbatch_round),
+                          std::to_string(p.global_batch_size));
     if (world_size > 0 && p.world_size() != world_size)
         throw input_error(file, "tp,pp,dp,cp",
                           fmt::format("tp*pp*dp*cp equal to the world size {}", world_size),

@@ -40,6 +40,9 @@ struct Plan {
 // events, so a global batch of a billion sequences would take minutes and tens of GiB. Published
 // runs use at most a few thousand (BLOOM's reshaped runs: 1024).
 inline constexpr int kMaxMicrobatchesPerStep = 1 << 16;
+// GPUs a plan may span (tp*pp*dp*cp), as many as a cluster may hold (cluster_spec.h): the products
+// of the parallel sizes stay far inside an int.
+inline constexpr int kMaxPlanGpus = 1 << 24;
 
 Plan parse_plan(const json& j, const std::string& file);
 json to_json(const Plan& p);

@@ -165,6 +165,19 @@ std::vector<BadInput> cases() {
         {"Hugging Face gated MLP with another activation", R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
           "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 128, "hidden_act": "relu"})",
          {"inspect", "--model", "@"}, 2, {"input.json", "key 'hidden_act'", "relu"}},
+        // CLI11's ranges let NaN through; an infinite budget ran ten rounds to a model of "infT" parameters.
+        {"NaN memory headroom", nullptr, {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8",
+         "--memory-headroom", "nan"}, 2, {"--memory-headroom", "nan"}},
+        {"NaN plan headroom", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--memory-headroom", "nan"}, 2,
+         {"--memory-headroom"}},
+        {"infinite days", nullptr, {"plan", "--gpus", "8", "--days", "inf"}, 2, {"--days", "positive number"}},
+        {"infinite GPU-hours", nullptr, {"plan", "--gpus", "8", "--gpu-hours", "inf"}, 2, {"--gpu-hours"}},
+        {"NaN calibrate memory", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--memory-GiB", "nan"}, 2,
+         {"--memory-GiB"}},
+        // dp x microbatch is 2^32 sequences: an int product wrapped to 0 and the process died dividing by it.
+        {"dp x microbatch beyond an int", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100", "--gpus", "4096",
+         "--dp", "4096", "--microbatch-size", "1048576", "--global-batch-size", "1", "--seq", "128"}, 2,
+         {"global_batch_size", "4294967296"}},
     };
 }
 

@@ -193,6 +193,32 @@ TEST(SimulateCli, GpusPerNodeSplitsTensorParallelismAcrossNodes) {
     EXPECT_NE(p.out.find("128 GPUs of gb200-nvl72 (2 nodes x 64"), std::string::npos) << p.out;
 }
 
+// A plan file or --dp fixes the plan's GPUs, and without --gpus the job takes that many of the
+// preset's 1024 (it was refused: "expected tp*pp*dp*cp equal to the world size 1024"); without
+// either, dp fills the cluster.
+TEST(SimulateCli, APlanSmallerThanTheClusterTakesItsOwnGpus) {
+    auto dir = temp_dir("simulate_plan_gpus");
+    write_text(dir + "/plan.json", R"({"tp": 2, "dp": 8, "global_batch_size": 64, "seq_length": 2048})");
+    auto from_file = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--plan", dir + "/plan.json",
+                                 "--json", dir + "/file.json"});
+    ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+    EXPECT_EQ(read(dir + "/file.json")["num_gpus"].get<int>(), 16);
+    EXPECT_EQ(read(dir + "/file.json")["cluster"]["num_nodes"].get<int>(), 2);
+    auto from_flags = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--tp", "2", "--dp", "8",
+                                  "--global-batch-size", "64", "--seq", "2048", "--json", dir + "/flags.json"});
+    ASSERT_EQ(from_flags.exit_code, 0) << from_flags.err;
+    EXPECT_DOUBLE_EQ(read(dir + "/flags.json")["step_time_s"].get<double>(), read(dir + "/file.json")["step_time_s"].get<double>());
+    auto filling = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "32", "--tp", "2",
+                               "--global-batch-size", "64", "--seq", "2048", "--json", dir + "/fill.json"});
+    ASSERT_EQ(filling.exit_code, 0) << filling.err;
+    EXPECT_EQ(read(dir + "/fill.json")["plan"]["dp"].get<int>(), 16);
+    // A plan of 12 GPUs is not whole nodes of 8: said so, exit 2.
+    auto partial = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--tp", "2", "--dp", "6",
+                               "--global-batch-size", "48"});
+    EXPECT_EQ(partial.exit_code, 2);
+    EXPECT_NE(partial.err.find("multiple of the 8 GPUs per node"), std::string::npos) << partial.err;
+}
+
 TEST(SimulateCli, JsonFollowsTheDesignFormatAndTraceHasOneTrackPerStage) {
     auto dir = temp_dir("simulate_json");
     auto r = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--tp", "2", "--pp", "4",

@@ -67,6 +67,43 @@ TEST(Cluster, LaunchesCountHostsNotNvlinkDomains) {
     }
 }
 
+// A one-node cluster without a NIC figure has no network: it is not resized to several nodes on
+// a made-up 1 GB/s. Links of kind "none" cannot join several GPUs or nodes. Figures in bytes or
+// FLOP/s instead of GiB and TFLOP/s, and clusters beyond what a plan may span, are refused.
+TEST(Cluster, ImpossibleOrMisunitedClustersAreRefused) {
+    json one = to_json(load_cluster("dgx-h100"));
+    one["num_nodes"] = 1;
+    one["inter_node"].erase("nic_bandwidth_GBps");
+    const ClusterSpec node = parse_cluster(one, "one.json");
+    EXPECT_NO_THROW(resize_cluster(node, 8));
+    EXPECT_THROW(resize_cluster(node, 16), InputError);
+    auto refused = [](json j, const std::string& key) {
+        try {
+            parse_cluster(j, "c.json");
+        } catch (const InputError& e) {
+            return std::string(e.what()).find(key) != std::string::npos;
+        }
+        return false;
+    };
+    json c = to_json(load_cluster("dgx-h100"));
+    json none_between_nodes = c;
+    none_between_nodes["inter_node"]["kind"] = "none";
+    EXPECT_TRUE(refused(none_between_nodes, "inter_node.kind"));
+    json none_inside = c;
+    none_inside["intra_node"]["kind"] = "none";
+    EXPECT_TRUE(refused(none_inside, "intra_node.kind"));
+    json bytes = c;
+    bytes["gpu"]["memory_GiB"] = 80e9;
+    EXPECT_TRUE(refused(bytes, "memory_GiB"));
+    json flops = c;
+    flops["gpu"]["peak_tflops"]["bf16"] = 989e12;
+    EXPECT_TRUE(refused(flops, "bf16"));
+    json huge = c;
+    huge["num_nodes"] = 1 << 20;
+    huge["gpus_per_node"] = 1024;
+    EXPECT_TRUE(refused(huge, "num_nodes"));
+}
+
 TEST(Topology, PathsInsideAndAcrossNodes) {
     Topology t(load_cluster("dgx-h100"));
     auto in = t.path(0, 5);

@@ -220,6 +220,29 @@ TEST(ModelSpec, GemmaFamiliesDetected) {
     EXPECT_EQ(count_parameters(back).total, count_parameters(g2).total);
 }
 
+// The query width (heads x head_dim) is a tensor dimension: 32768 heads of 65536 wrapped the
+// parameter count negative. A model far beyond any trained one is refused before its 64-bit
+// counts overflow. A Hugging Face config's messages use its own key names.
+TEST(ModelSpec, SizesWhoseProductsOverflowAreRefused) {
+    auto message = [](const std::string& text) {
+        try {
+            parse_model(json::parse(text), "m.json");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(message(R"({"num_layers": 2, "hidden_size": 4096, "num_attention_heads": 32768, "head_dim": 65536,
+        "vocab_size": 100})").find("head_dim"), std::string::npos);
+    EXPECT_NE(message(R"({"num_layers": 100000, "hidden_size": 4194304, "num_attention_heads": 32768,
+        "ffn_hidden_size": 16777216, "vocab_size": 100})").find("10^16"), std::string::npos);
+    EXPECT_NE(message(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 100})").find("'num_key_value_heads'"),
+              std::string::npos);
+    EXPECT_EQ(message(R"({"num_layers": 126, "hidden_size": 16384, "num_attention_heads": 128, "num_kv_heads": 8,
+        "ffn_hidden_size": 53248, "vocab_size": 128256})"), "accepted");  // Llama 3.1 405B
+}
+
 TEST(ModelSpec, MixtureOfExpertsRefusedByName) {
     try {
         load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/mixtral-8x7b-config.json");

@@ -61,6 +61,27 @@ TEST(Plan, BlockRecomputeCountsLayersPerChunk) {
     EXPECT_THROW(parse_plan(json::parse(R"({"recompute": "full", "recompute_layers": -1})"), "p"), InputError);
 }
 
+// Each size is in range alone; their products are not: 4096 x 2^20 sequences per microbatch round
+// is 2^32, which an int wraps to 0 (a division by it ended the process).
+TEST(Plan, ProductsOfTheSizesAreCheckedIn64Bits) {
+    const auto m = load_model("tiny-gpt");
+    const Plan p = parse_plan(json{{"dp", 4096}, {"microbatch_size", 1 << 20}, {"global_batch_size", 1}, {"seq_length", 128}},
+                              "p.json");
+    try {
+        validate_plan(p, m, 4096, "p.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("global_batch_size"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("4294967296"), std::string::npos) << e.what();
+    }
+    // Without the key the default (one microbatch per replica) is held to the same rule.
+    EXPECT_THROW(validate_plan(parse_plan(json{{"dp", 4096}, {"microbatch_size", 1 << 20}}, "p.json"), m, 0, "p.json"),
+                 InputError);
+    Plan wide;
+    wide.tp = 1 << 16, wide.pp = 1 << 16, wide.global_batch_size = 1;  // 2^32 GPUs
+    EXPECT_THROW(validate_plan(wide, m, 0, "p.json"), InputError);
+}
+
 TEST(Plan, MicrobatchesPerStepAreBounded) {
     // A billion sequences on 8 GPUs would be 125 million microbatches, each laid out as events:
     // the simulation ran out of 24 GiB. At most 65536 per step; a larger microbatch takes fewer.
