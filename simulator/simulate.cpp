@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -54,6 +55,42 @@ std::vector<int> group_ranks(const Plan& p, std::initializer_list<Dim> dims) {
         ranks = std::move(grown);
     }
     return ranks;
+}
+
+// Whether every group of each dimension sits across nodes as the one through rank 0 does: each
+// dimension's span (stride x size in the placement) divides the node or is a multiple of it.
+bool groups_sit_alike(const Plan& p, int gpus_per_node) {
+    const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
+    if (sizes.world() <= gpus_per_node) return true;
+    for (Dim d : {Dim::tp, Dim::cp, Dim::dp, Dim::pp}) {
+        RankCoords unit;
+        (d == Dim::tp ? unit.tp : d == Dim::cp ? unit.cp : d == Dim::dp ? unit.dp : unit.pp) = 1;
+        const int n = d == Dim::tp ? p.tp : d == Dim::cp ? p.cp : d == Dim::dp ? p.dp : p.pp;
+        if (n == 1) continue;
+        const long long span = (long long)rank_of(unit, p.placement, sizes) * n;
+        if (span % gpus_per_node != 0 && gpus_per_node % span != 0) return false;
+    }
+    return true;
+}
+
+// The group along `dims` ("tp", "cp", "cp-dp") that prices the plan: rank 0's where every group
+// sits alike, else the slowest at `kind` on a 64 MiB buffer (the others wait for it at the next
+// data-parallel synchronization: a TP group of 16 on racks of 72 GPUs crosses racks in some replicas).
+CommGroup pacing_group(const Topology& topo, const Plan& p, std::initializer_list<Dim> dims, const std::string& names,
+                       Collective kind, const std::function<CommGroup(const std::vector<int>&)>& make) {
+    if (groups_sit_alike(p, topo.gpus_per_node())) return make(group_ranks(p, dims));
+    const double probe_bytes = 64.0 * (1 << 20);
+    std::optional<CommGroup> slowest;
+    double slowest_s = -1;
+    for (const auto& ranks : rank_groups(p.placement, {p.tp, p.cp, p.dp, p.pp}, names)) {
+        CommGroup g = make(ranks);
+        const double t = collective_time(kind, probe_bytes, g);
+        if (t > slowest_s) {
+            slowest_s = t;
+            slowest = std::move(g);
+        }
+    }
+    return *slowest;
 }
 
 // The blocks a model stage runs, in forward order: its first `in_mode` layers under the plan's
@@ -115,8 +152,16 @@ double step_time_lower_bound(const ModelSpec& m, const ClusterSpec& c, const Pla
     const double best = std::max({e.gemm_max_efficiency, e.attention_forward_efficiency, e.attention_backward_efficiency,
                                   e.attention_cudnn_forward_efficiency, e.attention_cudnn_backward_efficiency});
     const auto f = flops_per_token(m, p);
+    // flops_per_token counts attention's square whole, with a backward of twice the forward. The
+    // kernels run causal attention on half of it (or less, with a window), and a backward needs at
+    // least its four products against the forward's two: the bound counts that much.
+    const double recomputed = p.recompute == Recompute::full ? recomputed_layer_fraction(p, m.num_layers)
+                              : p.recompute == Recompute::selective ? 1.0 : 0.0;
+    const double attention_counted = f.forward_attention * (3.0 + recomputed);
+    const double attention_least = f.forward_attention * 0.5 * (1.0 + 2.0 + recomputed);
+    const double flops = f.hardware - attention_counted + attention_least;
     const double tokens = double(p.global_batch_size) * p.seq_length;
-    const double work = f.hardware * tokens / p.world_size() / (c.gpu.peak(p.precision) * units::TFLOP * best);
+    const double work = flops * tokens / p.world_size() / (c.gpu.peak(p.precision) * units::TFLOP * best);
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     // Balanced stages idle (p-1)/(v m) of the busy time filling and draining the pipeline.
     return work * (1.0 + double(p.pp - 1) / (double(v) * p.num_microbatches()));
@@ -198,9 +243,12 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const auto topology = shared_topology(c);
     const Topology& topo = *topology;
     const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
-    const CommGroup tp_group = make_comm_group(topo, group_ranks(p, {Dim::tp}), eff);
-    const CommGroup cp_ring = make_ring_link(topo, group_ranks(p, {Dim::cp}), p.placement, sizes, eff);
-    const CommGroup shard_group = make_comm_group(topo, group_ranks(p, {Dim::cp, Dim::dp}), eff);
+    auto collective_group = [&](const std::vector<int>& ranks) { return make_comm_group(topo, ranks, eff); };
+    const CommGroup tp_group = pacing_group(topo, p, {Dim::tp}, "tp", Collective::all_reduce, collective_group);
+    const CommGroup cp_ring = pacing_group(topo, p, {Dim::cp}, "cp", Collective::send_recv, [&](const std::vector<int>& ranks) {
+        return make_ring_link(topo, ranks, p.placement, sizes, eff);
+    });
+    const CommGroup shard_group = pacing_group(topo, p, {Dim::cp, Dim::dp}, "cp-dp", Collective::reduce_scatter, collective_group);
     const int shard = p.dp * p.cp;
 
     const double E = element_bytes(p.precision);
@@ -208,6 +256,12 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const double gather_bytes = p.precision == Precision::fp8 && o.fp8_weight_gather ? 1.0 : E;  // per weight
     const bool layerwise_zero2 = p.zero_stage == 2 && o.zero2_layerwise_gather && shard > 1;
     const CommGroup* layerwise = (p.zero_stage >= 3 && shard > 1) || layerwise_zero2 ? &shard_group : nullptr;
+    if (o.reduce_after_pipeline_flush && p.pp > 1 && p.zero_stage == 2 && !layerwise)
+        throw InputError(fmt::format("gradients reduced after the pipeline flush with ZeRO-2 and {} pipeline stages: ZeRO-2 "
+                                     "keeps only its shard of each microbatch's gradients, so it reduce-scatters them "
+                                     "beside every backward (DeepSpeed's pipeline engine, which reduces after the flush, "
+                                     "accepts only ZeRO-0/1 with pipeline stages)",
+                                     p.pp));
 
     const OverlapOptions overlap = overlap_options(m, o);
     BlockModels blocks = block_models(m, p, gpu, tp_group, cp_ring, overlap);

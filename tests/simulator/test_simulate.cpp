@@ -81,6 +81,67 @@ TEST(Simulate, LowerBoundNeverExceedsTheSimulation) {
         }
 }
 
+// Long sequences make attention most of the step, where the bound's count (the whole square, a
+// backward of twice the forward) exceeds what the causal kernels run: the bound must still be lower.
+TEST(Simulate, LowerBoundHoldsWhereAttentionDominates) {
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 8);
+    for (int seq : {131072, 262144, 524288})
+        for (int cp : {1, 8}) {
+            Plan p;
+            p.tp = 8 / cp;
+            p.cp = cp;
+            p.global_batch_size = 1;
+            p.seq_length = seq;
+            p.recompute = Recompute::full;
+            EXPECT_LE(step_time_lower_bound(m, c, p), simulate(m, c, p).step_time_s) << p.describe() << " seq " << seq;
+        }
+}
+
+// Where tp does not divide the node, some TP groups straddle two nodes although rank 0's does not,
+// and every replica waits for the slowest at the data-parallel reduction. Nodes of 6 GPUs, tp 4:
+// groups {4..7} and {16..19} put two GPUs on each of two nodes. Nodes of 2 GPUs put every group
+// that way; with one NIC per GPU in both clusters the two plans' TP groups are alike.
+TEST(Simulate, TheSlowestTensorParallelGroupPacesTheStep) {
+    const ModelSpec m = load_model("llama3-8b");
+    ClusterSpec six = load_cluster("dgx-h100");
+    six.num_nodes = 4;
+    six.gpus_per_node = 6;
+    six.inter_node.nics_per_node = 6;
+    ClusterSpec two = six;
+    two.num_nodes = 12;
+    two.gpus_per_node = 2;
+    two.inter_node.nics_per_node = 2;
+    ClusterSpec eight = load_cluster("dgx-h100");  // tp 4 inside a node
+    eight.num_nodes = 3;
+    Plan p;
+    p.tp = 4;
+    p.dp = 6;
+    p.global_batch_size = 24;
+    p.seq_length = 4096;
+    const auto straddling = simulate(m, six, p), all_across = simulate(m, two, p), inside = simulate(m, eight, p);
+    EXPECT_NEAR(straddling.time_s.tp_comm_exposed, all_across.time_s.tp_comm_exposed,
+                1e-9 * all_across.time_s.tp_comm_exposed);
+    EXPECT_GT(straddling.time_s.tp_comm_exposed, 2.0 * inside.time_s.tp_comm_exposed);
+}
+
+// DeepSpeed's pipeline engine reduces after the flush and takes only ZeRO-0/1; ZeRO-2 keeps only
+// its shard of each microbatch's gradients, so it cannot wait for the flush.
+TEST(Simulate, ReducingAfterTheFlushWithZero2BucketsIsRefused) {
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16);
+    Plan p = tessel::testing::make_plan(2, 2, 4, 1, 1, 64, 2048);
+    p.zero_stage = 2;
+    SimulateOptions o;
+    o.reduce_after_pipeline_flush = true;
+    EXPECT_THROW(simulate(m, c, p, o), InputError);
+    p.zero_stage = 1;
+    EXPECT_NO_THROW(simulate(m, c, p, o));
+    p.zero_stage = 2;
+    o.zero2_layerwise_gather = true;  // FSDP's SHARD_GRAD_OP reduces layer by layer: no buckets
+    EXPECT_NO_THROW(simulate(m, c, p, o));
+}
+
 TEST(Simulate, TensorParallelismAcrossNodesIsBoundByTheNics) {
     // tp 16 crosses the node boundary: on nodes with a single 25 GB/s NIC its collectives run
     // at a twelfth of NVLink's 300 GB/s.
