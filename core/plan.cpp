@@ -130,6 +130,16 @@ std::vector<int> layers_per_chunk(int num_layers, int pp, int v) {
         out[idx]++;
         --extra;
     }
+    if (chunks <= 3 || std::all_of(out.begin() + 2, out.end() - 1, [&](int n) { return n == out[1]; })) return out;
+    // Some middle chunks got one more than others, which no framework expresses: every middle
+    // chunk takes the larger count and the two ends share what is left (81 layers on 4 stages:
+    // 20 21 21 19, as --decoder-first/last-pipeline-num-layers writes it), the first the larger half.
+    const int middle = num_layers / chunks + 1;
+    const int ends = num_layers - (chunks - 2) * middle;
+    if (ends < 2) return out;  // the ends would be empty: left unsupported
+    std::fill(out.begin() + 1, out.end() - 1, middle);
+    out.front() = (ends + 1) / 2;
+    out.back() = ends / 2;
     return out;
 }
 

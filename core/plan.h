@@ -50,7 +50,9 @@ json to_json(const Plan& p);
 // InputError naming `file`, the key and the rule.
 void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std::string& file);
 // Layers on each model chunk, first chunk first (len pp * virtual_stages); uneven splits give the
-// extra layers to the middle stages, which the first (embedding) and last (LM head) stages spare.
+// extra layers to the middle stages, which the first (embedding) and last (LM head) stages spare,
+// and where the middle chunks would then differ, every middle chunk one more than the even share
+// and the two ends the rest.
 std::vector<int> layers_per_chunk(int num_layers, int pp, int virtual_stages);
 // Whether layers_per_chunk's split is one the frameworks can express: every chunk equal but the
 // first (which also holds the embedding) and the last (the LM head), which may hold fewer. That is

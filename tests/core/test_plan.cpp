@@ -119,6 +119,29 @@ TEST(Plan, UnevenInterleavedChunksShortenOnlyTheEnds) {
     }
 }
 
+// 81 layers on 4 stages: the middle-first remainder gives 20 20 21 20, whose middle stages differ
+// (no framework writes that, and the planner found no plan for a model it had sized itself). The
+// middle stages take 21 each and the ends the other 39: Megatron's --decoder-first-pipeline-num-layers
+// 20 --decoder-last-pipeline-num-layers 19.
+TEST(Plan, MiddleStagesThatWouldDifferTakeTheLargerShare) {
+    EXPECT_EQ(layers_per_chunk(81, 4, 1), (std::vector<int>{20, 21, 21, 19}));
+    EXPECT_TRUE(pipeline_split_supported(81, 4, 1));
+    EXPECT_EQ(layers_per_chunk(81, 8, 1), (std::vector<int>{8, 11, 11, 11, 11, 11, 11, 7}));
+    EXPECT_EQ(layers_per_chunk(50, 4, 2), (std::vector<int>{4, 7, 7, 7, 7, 7, 7, 4}));
+    for (int layers : {30, 48, 80, 81, 95, 126})
+        for (int chunks : {4, 6, 8, 16}) {
+            const auto l = layers_per_chunk(layers, chunks, 1);
+            int sum = 0;
+            for (int x : l) sum += x;
+            EXPECT_EQ(sum, layers) << layers << " on " << chunks;
+            if (!pipeline_split_supported(layers, chunks, 1)) continue;
+            for (std::size_t c = 2; c + 1 < l.size(); ++c) EXPECT_EQ(l[c], l[1]) << layers << " on " << chunks;
+            EXPECT_LE(l.front(), l[1]);
+            EXPECT_LE(l.back(), l[1]);
+            EXPECT_GE(l.back(), 1);
+        }
+}
+
 TEST(Plan, UnevenLayersGoToMiddleStages) {
     auto l = layers_per_chunk(30, 4, 1);
     int sum = 0;

@@ -43,13 +43,17 @@ TEST(Feasibility, PipelineSplits) {
     // Llama-3-405B: 126 layers on 16 stages = 7 on the first and last, 8 on the 14 between
     // (Megatron's --decoder-first/last-pipeline-num-layers 7).
     EXPECT_TRUE(pipeline_split_supported(126, 16, 1));
-    // 32 layers on 7 stages leaves stages of 4 and 5 in the middle: not expressible.
-    EXPECT_FALSE(pipeline_split_supported(32, 7, 1));
+    // 32 layers on 7 stages: 4 5 5 5 5 5 3, the middle stages alike and the ends shorter.
+    EXPECT_TRUE(pipeline_split_supported(32, 7, 1));
+    // 8 layers on 7 stages: middle stages of 2 leave nothing for the ends, of 1 too many for them.
+    EXPECT_FALSE(pipeline_split_supported(8, 7, 1));
     EXPECT_FALSE(pipeline_split_supported(8, 16, 1));  // more stages than layers
     // Interleaved, the same rule over the pp x v chunks: 126 on 16 x 2 = 3, 30 x 4, 3 (torchtitan's
-    // default split of Llama 3.1 405B); 20 on 4 x 2 leaves 2s among the 3s in the middle.
+    // default split of Llama 3.1 405B); 20 on 4 x 2 = 1, 6 x 3, 1; 126 on 16 x 3 cannot (46 middle
+    // chunks of 3 exceed 126, and of 2 leave 34 for the two ends).
     EXPECT_TRUE(pipeline_split_supported(126, 16, 2));
-    EXPECT_FALSE(pipeline_split_supported(20, 4, 2));
+    EXPECT_TRUE(pipeline_split_supported(20, 4, 2));
+    EXPECT_FALSE(pipeline_split_supported(126, 16, 3));
     const ModelSpec m = toy_model(8, 8, 96);
     EXPECT_EQ(check_rules(m, make_plan(1, 12, 1, 1, 1, 12, 2048, 3)), Rule::layers_pp);
     EXPECT_EQ(check_rules(m, make_plan(1, 1, 1, 1, 1, 12, 2048, 2)), Rule::layers_pp);  // interleaving without PP

@@ -33,13 +33,15 @@ TEST(NoPlan, HeadsNoTensorParallelSizeDivides) {
 }
 
 TEST(NoPlan, GpuCountNoPlanUses) {
-    // 7 GPUs: TP 7 does not divide 32 heads, PP 7 cannot split 32 layers Megatron's way, CP 7 does
-    // not divide the sequence into 14 chunks, and DP 7 does not divide a batch of 64.
+    // 13 GPUs: TP 13 does not divide 32 heads, PP 13 cannot split 32 layers Megatron's way (11
+    // middle stages of 3 are more than 32, of 2 leave 10 for the ends), CP 13 does not divide the
+    // sequence into 26 chunks, and DP 13 does not divide a batch of 64.
     const ModelSpec m = load_model("llama2-7b");
-    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 7);
+    // One GPU of each node, thirteen nodes: a count no node size of the presets divides.
+    const ClusterSpec c = resize_cluster(with_gpus_per_node(load_cluster("dgx-a100"), 1), 13);
     const std::string msg = no_plan_message(m, c, 64, 4096);
     EXPECT_NE(msg.find("break a rule"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("on 7 GPUs"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("on 13 GPUs"), std::string::npos) << msg;
     EXPECT_NE(msg.find("global batch must be a multiple of DP x microbatch"), std::string::npos) << msg;
 }
 
@@ -54,9 +56,10 @@ TEST(NoPlan, BatchNoDataParallelSizeDivides) {
     // Some TP x PP x CP = 16 does pass (tp 4, pp 4 or cp 4), so a plan exists: DP 1 is a plan.
     const SearchResult r = search_plans(m, c, complete_request(m, c, 3, 1024), o);
     EXPECT_EQ(r.best.front().plan.dp, 1);
-    // On 5 GPUs nothing does: TP 5 does not divide 12 heads, 12 layers on 5 stages (2 3 3 2 2)
-    // leave the middle uneven, CP 5 does not divide 1024 into 10 chunks, and DP 5 does not divide 3.
-    const std::string msg = no_plan_message(m, resize_cluster(load_cluster("dgx-a100"), 5), 3, 1024);
+    // On 11 GPUs nothing does: TP 11 does not divide 12 heads, 12 layers on 11 stages leave the
+    // middle uneven (nine middle stages of 2 are more than 12), CP 11 does not divide 1024 into 22
+    // chunks, and DP 11 does not divide 3.
+    const std::string msg = no_plan_message(m, resize_cluster(with_gpus_per_node(load_cluster("dgx-a100"), 1), 11), 3, 1024);
     EXPECT_NE(msg.find("global batch must be a multiple of DP x microbatch"), std::string::npos) << msg;
     EXPECT_NE(msg.find("--global-batch"), std::string::npos) << msg;
 }
