@@ -39,7 +39,7 @@ struct PlanArgs {
     int top = 5;
     std::string json_file;
     std::optional<std::string> emit;
-    std::string torchtitan_format = "overrides";
+    std::optional<std::string> torchtitan_format;  // default "overrides"
     int threads = 0;
 };
 
@@ -132,7 +132,10 @@ void run_plan(const PlanArgs& a) {
     o.progress = progress_line();
     const Framework framework = a.emit ? parse_framework(*a.emit) : Framework::any;
     o.framework = framework;
-    const TorchtitanFormat tt_format = parse_torchtitan_format(a.torchtitan_format);
+    if (a.torchtitan_format && (!a.emit || *a.emit != "torchtitan"))
+        throw InputError(fmt::format("--torchtitan-format {}: expected only with --emit torchtitan, which it formats",
+                                     *a.torchtitan_format));
+    const TorchtitanFormat tt_format = parse_torchtitan_format(a.torchtitan_format.value_or("overrides"));
 
     const bool default_cluster = a.cluster.empty() && !a.gpus;
     const std::string cluster_origin = a.cluster.empty() ? std::string(kDefaultCluster) : a.cluster;

@@ -1,6 +1,8 @@
 // tessel run --model M --plan P.json [--backend cpu|cuda] [--steps N] [--data tokens.bin] [--out FILE]
 // [--seed S] [--cluster C] [--kernel-times]: trains N real steps of a plan (under mpirun for more than one rank) and
 // measures them. Parsing and printing only; the runtime is executor/.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +14,9 @@
 #include "cli/common.h"
 #include "core/errors.h"
 #include "core/presets.h"
+#include "core/units.h"
 #include "executor/backends.h"
+#include "executor/device_communicator.h"
 #include "executor/job_error.h"
 #include "executor/mpi_job.h"
 #include "executor/trainer.h"
@@ -78,6 +82,19 @@ void run_command(const RunArgs& a) {
             o.plan = resolve_plan(a.plan, o.model, 0);  // the world size is checked with its hint below
             check_executable(o.model, o.plan, world->size(), a.plan.plan_file.empty() ? "command line" : a.plan.plan_file);
             o.plan_origin = a.plan.plan_file.empty() ? "command line" : a.plan.plan_file;
+            if (a.backend == "cpu") {
+                // The CPU backend's ranks share the host's memory: refuse a model it cannot hold
+                // rather than allocate until the system runs out.
+                const double host = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+                const int ranks = local_rank_from_environment().size;
+                const double least = least_training_state_bytes(o.model, o.plan) * ranks;
+                if (host > 0 && least > host)
+                    throw InputError(fmt::format(
+                        "--model {}: its training state needs at least {:.1f} GiB on this host ({} rank{} of fp32 "
+                        "weights, gradients and AdamW moments under {}), more than its {:.1f} GiB of memory: a smaller "
+                        "model, or more ranks with ZeRO",
+                        a.model, least / units::GiB, ranks, ranks == 1 ? "" : "s", o.plan.describe(), host / units::GiB));
+            }
             if (!a.cluster.empty()) {
                 ClusterSpec c = load_cluster(a.cluster);
                 // Its profile is read as simulate reads it: compare puts the two side by side, and a

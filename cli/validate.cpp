@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/errors.h"
 #include "compare/validate.h"
 #include "core/presets.h"
 #include "simulator/hardware_efficiency.h"
@@ -46,6 +47,12 @@ void run_validate(const ValidateArgs& a) {
             fmt::print(log, "  {:+6.1f}%  {:<60} {} published {:.4g}, predicted {:.4g}{}\n", 100 * row.error, row.name,
                        to_string(row.metric), row.published, row.predicted, row.fits ? "" : "  (does not fit)");
     }
+    // A summary over no rows would read as a perfect score (MAPE 0.0%).
+    if (s.rows == 0)
+        throw InputError(fmt::format("{}: expected published runs (a JSON array of rows as in "
+                                     "configs/validation/published_runs.json), got no rows", origin));
+    if (s.modelable == 0)
+        throw InputError(fmt::format("{}: none of its {} rows could be modelled (each row's reason is above)", origin, s.rows));
     fmt::print(log, "{} of {} rows modelled: MAPE {:.1f}%, worst {:+.1f}% ({}), Spearman {:.3f}, fit {:.0f}%\n", s.modelable,
                s.rows, 100 * s.mape, 100 * s.worst_error, s.worst_row, s.spearman, 100 * s.fit_share);
     std::optional<CrossValidation> cv;
@@ -81,7 +88,7 @@ void add_validate(CLI::App& app) {
     cmd->add_option("--profile", args->profile_file,
                     "a hardware profile (or a cluster JSON with one) applied to every run's cluster");
     cmd->add_flag("!--no-cross-validation", args->cross_validation,
-                  "skip refitting the fitted parameters without each fold (the held-out error; ~10 s)");
+                  "skip refitting the fitted parameters without each fold (the held-out error; about a minute on one core)");
     cmd->callback([args] { run_validate(*args); });
 }
 

@@ -123,6 +123,15 @@ std::vector<double> gather_per_rank(Communicator& world, double value) {
 
 }  // namespace
 
+double least_training_state_bytes(const ModelSpec& m, const Plan& p) {
+    const double layers = double(count_parameters(m).per_layer) * m.num_layers / (double(p.tp) * p.pp);
+    const double shard = double(p.dp) * p.cp;
+    const double weights = p.zero_stage >= 3 ? layers / shard : layers;
+    const double gradients = p.zero_stage >= 2 ? layers / shard : layers;
+    const double moments = p.zero_stage >= 1 ? 2.0 * layers / shard : 2.0 * layers;
+    return 4.0 * (weights + gradients + moments);
+}
+
 RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm) {
     const ModelSpec& m = o.model;
     const Plan& p = o.plan;

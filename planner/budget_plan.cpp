@@ -47,6 +47,20 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
             out.settled = true;
             break;
         }
+        // Below the smallest shape every round would plan the same model and the budget would buy
+        // more than was asked: say so, with what the smallest one needs.
+        if (next < n && count_parameters(llama_style_model(next, seq)).total == count_parameters(out.model).total) {
+            const double seconds = chinchilla_tokens(n) / win.tokens_per_s;
+            const bool by_days = b.days > 0;
+            throw InputError(fmt::format(
+                "{} {}: its compute-optimal model has {:.3g} parameters, fewer than the smallest tessel shapes ({}, "
+                "{:.2f}B), whose {:.3g} Chinchilla tokens take {} on {} GPUs: give at least that, or --model with --tokens",
+                by_days ? "--days" : "--gpu-hours", by_days ? b.days : b.gpu_hours, next, out.model.name, n / 1e9,
+                chinchilla_tokens(n),
+                by_days ? fmt::format("{:.3g} days", seconds / 86400.0)
+                        : fmt::format("{:.3g} GPU-hours", seconds * win.plan.world_size() / 3600.0),
+                win.plan.world_size()));
+        }
         if (next > n) lower = std::max(lower, n);
         else upper = std::min(upper, n);
         parameters = next;

@@ -165,6 +165,19 @@ std::vector<BadInput> cases() {
         {"Hugging Face gated MLP with another activation", R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
           "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 128, "hidden_act": "relu"})",
          {"inspect", "--model", "@"}, 2, {"input.json", "key 'hidden_act'", "relu"}},
+        {"torchtitan format without torchtitan", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--emit", "megatron",
+         "--torchtitan-format", "toml"}, 2, {"--torchtitan-format", "--emit torchtitan"}},
+        // One CPU rank of Llama 3 70B needs over a terabyte: refused before allocating (it allocated
+        // until the system ran out).
+        {"run beyond the host's memory", nullptr, {"run", "--model", "llama3-70b", "--steps", "1", "--global-batch-size", "1",
+         "--seq", "64"}, 2, {"--model llama3-70b", "GiB on this host"}},
+        // A budget below the smallest shape planned that shape ten times over and overran the budget.
+        {"budget below the smallest model", nullptr, {"plan", "--gpus", "8", "--gpu-hours", "1"}, 2,
+         {"--gpu-hours 1", "smallest tessel shapes"}},
+        // A summary over no modelled rows read "MAPE 0.0%" with exit 0.
+        {"validate with no rows", "[]", {"validate", "@", "--no-cross-validation", "--out", "%/v.md"}, 2, {"input.json", "no rows"}},
+        {"validate with no modelable row", "[1, 2]", {"validate", "@", "--no-cross-validation", "--out", "%/v.md"}, 2,
+         {"input.json", "none of its 2 rows"}},
         // CLI11's ranges let NaN through; an infinite budget ran ten rounds to a model of "infT" parameters.
         {"NaN memory headroom", nullptr, {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8",
          "--memory-headroom", "nan"}, 2, {"--memory-headroom", "nan"}},
