@@ -236,6 +236,20 @@ std::string render_report(const ReportInputs& in, const ReportOptions& options, 
         o += fmt::format("<p class=\"caption\">{} ({}): step time against peak memory for each ranked candidate, "
                          "the winner labelled.</p>\n",
                          esc(in.files.plan_result), esc(stats));
+        // A search over another model or cluster draws candidates that have nothing to do with this run.
+        std::string mismatch;
+        if (pr["candidates"].is_array() && !pr["candidates"].empty()) {
+            const json& first = pr["candidates"][0];
+            for (const char* what : {"model", "cluster"}) {
+                const std::string searched = string_at(first, {what, "name"}), simulated = string_at(s, {what, "name"});
+                if (!searched.empty() && !simulated.empty() && searched != simulated)
+                    mismatch += fmt::format("{}the search's {} is {}, the simulation's {}", mismatch.empty() ? "" : "; ",
+                                            what, searched, simulated);
+            }
+        }
+        if (!mismatch.empty())
+            o += fmt::format("<p class=\"note\">NOT THE SAME RUN: {}.</p>\n", esc(mismatch));
+        if (summary) summary->plan_result_mismatch = mismatch;
         const std::optional<double> pr_capacity =
             pr["candidates"].is_array() && !pr["candidates"].empty()
                 ? number_at(pr["candidates"][0], {"cluster", "gpu", "memory_GiB"})

@@ -34,6 +34,7 @@ struct ReportSummary {
     bool timeline_merged = false;
     double resimulated_step_s = 0;
     std::size_t bytes = 0;
+    std::string plan_result_mismatch;  // non-empty: the plan result searched another model or cluster
 };
 
 // The page. InputError (naming the file and the key) for anything missing or of the wrong type;

@@ -15,21 +15,21 @@ std::vector<LayerShape> layer_shapes(const ModelSpec& m) {
     s.push_back({"attention_norm.weight", {h}});
     if (ln) s.push_back({"attention_norm.bias", {h}});
     s.push_back({"attention.qkv.weight", {q + 2 * kv, h}});
-    if (m.linear_bias || m.qkv_bias) s.push_back({"attention.qkv.bias", {q + 2 * kv}});
+    if (m.has_qkv_bias()) s.push_back({"attention.qkv.bias", {q + 2 * kv}});
     if (m.qk_norm != QkNorm::none) {
         s.push_back({"attention.q_norm.weight", {m.q_norm_width()}});
         s.push_back({"attention.k_norm.weight", {m.k_norm_width()}});
     }
     s.push_back({"attention.out.weight", {h, q}});
-    if (m.linear_bias) s.push_back({"attention.out.bias", {h}});
+    if (m.has_out_bias()) s.push_back({"attention.out.bias", {h}});
     if (m.sandwich_norms) s.push_back({"attention_post_norm.weight", {h}});
     s.push_back({"mlp_norm.weight", {h}});
     if (ln) s.push_back({"mlp_norm.bias", {h}});
     const std::int64_t up = m.gated_mlp() ? 2 * f : f;
     s.push_back({"mlp.up.weight", {up, h}});
-    if (m.linear_bias) s.push_back({"mlp.up.bias", {up}});
+    if (m.has_mlp_bias()) s.push_back({"mlp.up.bias", {up}});
     s.push_back({"mlp.down.weight", {h, f}});
-    if (m.linear_bias) s.push_back({"mlp.down.bias", {h}});
+    if (m.has_mlp_bias()) s.push_back({"mlp.down.bias", {h}});
     if (m.sandwich_norms) s.push_back({"mlp_post_norm.weight", {h}});
     return s;
 }

@@ -67,6 +67,8 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     bool gpt_style = m.activation == Activation::gelu && m.norm == Norm::layernorm;
     m.linear_bias = r.boolean("linear_bias", gpt_style);
     m.qkv_bias = r.boolean("qkv_bias", false);
+    m.out_bias = r.boolean("out_bias", false);
+    m.mlp_bias = r.boolean("mlp_bias", false);
     const std::string qk = r.choice("qk_norm", {"none", "per_head", "full_width"}, std::string("none"));
     m.qk_norm = qk == "per_head" ? QkNorm::per_head : qk == "full_width" ? QkNorm::full_width : QkNorm::none;
     m.sliding_window = int(r.integer("sliding_window", 0, 0, kMaxSeqLength));
@@ -154,7 +156,10 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.norm = Norm::layernorm;
         m.position_embedding = PositionEmbedding::rope;
         m.tied_embeddings = r.boolean("tie_word_embeddings", false);
+        // modeling_gpt_neox: attention_bias sets the query_key_value and dense biases; GPTNeoXMLP's
+        // two projections always carry biases.
         m.linear_bias = r.boolean("attention_bias", true);
+        m.mlp_bias = true;
         // configuration_gpt_neox.py defaults: rotary_pct 0.25, use_parallel_residual true.
         m.rotary_percent = r.number("rotary_pct", 0.25, 0.0, 1.0);
         m.parallel_residual = r.boolean("use_parallel_residual", true);
@@ -228,9 +233,12 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         // Phi-2 / Phi-4-mini, StableLM, GLM: RoPE over part of each head.
         if (r.has("partial_rotary_factor")) m.rotary_percent = r.number("partial_rotary_factor", 1.0, 0.0, 1.0);
         m.tied_embeddings = r.boolean("tie_word_embeddings", gemma);  // Gemma ties them and lists no key
-        m.linear_bias = r.boolean("mlp_bias", false) && r.boolean("attention_bias", false);
+        // modeling_llama (and Mistral, Qwen3, Gemma, OLMo 2): attention_bias sets the biases of
+        // q_proj, k_proj, v_proj and o_proj; mlp_bias those of gate_proj, up_proj and down_proj.
         // Qwen2 builds q/k/v with bias=True and has no config key for it (modeling_qwen2.py).
         m.qkv_bias = type == "qwen2" || r.boolean("attention_bias", false);
+        m.out_bias = r.boolean("attention_bias", false);
+        m.mlp_bias = r.boolean("mlp_bias", false);
         r.ignore({"mlp_bias", "attention_bias"});
         // Qwen3 normalises each head's query and key (modeling_qwen3: q_norm, k_norm over
         // head_dim); OLMo 2 the whole projections (modeling_olmo2: q_norm over heads x head_dim,
@@ -339,6 +347,8 @@ json to_json(const ModelSpec& m) {
               {"linear_bias", m.linear_bias},
               {"qkv_bias", m.qkv_bias},
               {"norm_epsilon", m.norm_epsilon}};
+    if (m.out_bias) j["out_bias"] = true;
+    if (m.mlp_bias) j["mlp_bias"] = true;
     if (m.qk_norm != QkNorm::none) j["qk_norm"] = to_string(m.qk_norm);
     if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
     if (m.sliding_window_pattern > 0) j["sliding_window_pattern"] = m.sliding_window_pattern;

@@ -31,7 +31,9 @@ struct ModelSpec {
     PositionEmbedding position_embedding = PositionEmbedding::learned;
     bool tied_embeddings = false;
     bool linear_bias = false;    // biases on every linear layer (GPT-2, GPT-NeoX)
-    bool qkv_bias = false;       // biases on Q, K, V only (Qwen2)
+    bool qkv_bias = false;       // biases on Q, K, V (Qwen2; with out_bias, Llama's attention_bias)
+    bool out_bias = false;       // a bias on the attention's output projection (Llama's attention_bias)
+    bool mlp_bias = false;       // biases on the MLP's projections (Llama's mlp_bias; GPT-NeoX's MLP always)
     QkNorm qk_norm = QkNorm::none;
     int sliding_window = 0;      // each query attends to at most this many keys, itself included (0: all before it)
     int sliding_window_pattern = 0;  // > 1: every such layer attends to the whole sequence (Gemma 2: 2, Gemma 3: 6)
@@ -54,6 +56,9 @@ struct ModelSpec {
 
     int q_size() const { return num_attention_heads * head_dim; }
     int kv_size() const { return num_kv_heads * head_dim; }
+    bool has_qkv_bias() const { return linear_bias || qkv_bias; }
+    bool has_out_bias() const { return linear_bias || out_bias; }
+    bool has_mlp_bias() const { return linear_bias || mlp_bias; }
     bool gated_mlp() const { return activation != Activation::gelu; }
     // Share of the layers whose attention is windowed (when there is a window).
     double windowed_layer_fraction() const {

@@ -164,6 +164,12 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (m.parallel_residual)
         e.notes.push_back("attention and MLP in parallel off one residual (GPT-NeoX, Falcon) has no Megatron-LM flag; "
                           "the script builds the sequential layer, which tessel prices the same");
+    if (!m.linear_bias && (m.out_bias || m.mlp_bias))
+        e.notes.push_back(fmt::format("biases on {} alone have no Megatron-LM flag (--add-bias-linear puts them on every "
+                                      "linear layer); the script builds the model without them",
+                                      m.out_bias && m.mlp_bias ? "the attention output and the MLP"
+                                      : m.out_bias             ? "the attention output"
+                                                               : "the MLP"));
     if (m.qk_norm == QkNorm::full_width)
         e.notes.push_back("--qk-layernorm normalises each head's query and key; this model (OLMo 2) normalises the "
                           "whole projections, which Megatron-LM has no flag for");

@@ -1,6 +1,7 @@
 #include "planner/export_torchtitan.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -99,7 +100,11 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
         s += "# CONFIG_FILE is the base job config (its other sections: optimizer, data, checkpointing);\n"
              "# run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set.\n";
         s += "set -euo pipefail\n";
-        s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/llama3_8b.toml}\n";
+        // torchtitan ships a train config per Llama 3 flavor (llama3_8b.toml, llama3_70b.toml,
+        // llama3_405b.toml); another model starts from the 8B's and registers its own flavor.
+        std::string base = torchtitan_flavor(m).second.empty() ? "8B" : torchtitan_flavor(m).second;
+        std::transform(base.begin(), base.end(), base.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+        s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/llama3_" + base + ".toml}\n";
         s += "OVERRIDES=(\n";
         for (const auto& k : keys) {
             std::string v = k.value;

@@ -172,7 +172,9 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // three gradients, or the sum of three input gradients): one more read and write.
     const double qkv_grad_b = eager ? 2.0 * T * (q + 2 * kv) * E : 0.0;
     // Bias gradients: a reduction over the tokens reads each biased output gradient once.
-    const double bias_b = m.linear_bias ? T * ((q + 2 * kv) + h + f_up + h) * E : 0.0;
+    const double bias_b = T * E *
+                          ((m.has_qkv_bias() ? q + 2 * kv : 0.0) + (m.has_out_bias() ? h : 0.0) +
+                           (m.has_mlp_bias() ? f_up + h : 0.0));
     const double k = eager ? 2.0 : 1.0;  // kernels per elementwise group
     const double norm_b_kernels = eager_rms ? 10.0 : k;
     // QK norm (Qwen3, OLMo 2): an RMSNorm over this rank's queries and over its keys, each way one

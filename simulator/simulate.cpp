@@ -118,8 +118,7 @@ double stage_gradient_parameters(const std::vector<const BlockCost*>& list, cons
 // projections), their biases, the two norms and the Q and K norms.
 double parameter_tensors_per_layer(const ModelSpec& m) {
     double n = 4 + (m.norm == Norm::layernorm ? 4 : 2);
-    if (m.linear_bias) n += 4;
-    else if (m.qkv_bias) n += 1;
+    n += (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_mlp_bias() ? 2 : 0);
     if (m.qk_norm != QkNorm::none) n += 2;
     if (m.sandwich_norms) n += 2;
     return n;

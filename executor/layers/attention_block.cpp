@@ -18,7 +18,7 @@ AttentionWeights add_attention(ParamBuffer& buf, const ModelSpec& m, int layer, 
     const InitRule normal = InitRule::normal(0.02f);
     const InitRule residual = InitRule::normal(0.02f / std::sqrt(2.0f * float(m.num_layers)));
     const InitRule zero = InitRule::constant(0.0f);
-    const bool qkv_bias = m.linear_bias || m.qkv_bias;
+    const bool qkv_bias = m.has_qkv_bias();
 
     AttentionWeights w;
     w.norm = add_norm(buf, m, p + "norm", sequence_parallel);
@@ -50,7 +50,7 @@ AttentionWeights add_attention(ParamBuffer& buf, const ModelSpec& m, int layer, 
     TensorSpec wo = column_shard(p + "out.weight", C, H * D, tp_size, tp_rank, residual);
     wo.weight_decay = true;
     w.wo = buf.add(std::move(wo));
-    if (m.linear_bias) w.bo = buf.add(replicated_tensor(p + "out.bias", 1, C, zero));
+    if (m.has_out_bias()) w.bo = buf.add(replicated_tensor(p + "out.bias", 1, C, zero));
     return w;
 }
 

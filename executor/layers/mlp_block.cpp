@@ -26,7 +26,7 @@ MlpWeights add_mlp(ParamBuffer& buf, const ModelSpec& m, int layer, int tp_size,
     }
     up.weight_decay = true;
     w.w_up = buf.add(std::move(up));
-    if (m.linear_bias) {
+    if (m.has_mlp_bias()) {
         TensorSpec b = row_shard(swiglu ? p + "gate.bias" : p + "up.bias", F, 1, tp_size, tp_rank, zero);
         if (swiglu) {
             b.name = p + "gate_up.bias";
@@ -37,7 +37,7 @@ MlpWeights add_mlp(ParamBuffer& buf, const ModelSpec& m, int layer, int tp_size,
     TensorSpec down = column_shard(p + "down.weight", C, F, tp_size, tp_rank, residual);
     down.weight_decay = true;
     w.w_down = buf.add(std::move(down));
-    if (m.linear_bias) w.b_down = buf.add(replicated_tensor(p + "down.bias", 1, C, zero));
+    if (m.has_mlp_bias()) w.b_down = buf.add(replicated_tensor(p + "down.bias", 1, C, zero));
     return w;
 }
 

@@ -87,6 +87,21 @@ TEST(Report, EverythingTogetherIsWellFormedWithEverySection) {
     EXPECT_EQ(count(html, "class=\"win\""), 2u);
     EXPECT_NE(html.find(">#1 tp2 pp2 dp2 zero1 mb1 rc-full: "), std::string::npos);
     EXPECT_EQ(count(html, "class=\"this\""), 2u);  // the simulated plan is the winner, ringed; legend
+    EXPECT_EQ(html.find("NOT THE SAME RUN"), std::string::npos);
+}
+
+// A plan result that searched another model is drawn, but the page and the summary say so, as
+// compare does for a measured run of another plan.
+TEST(Report, APlanResultForAnotherModelIsFlagged) {
+    const json sim = tiny_simulation();
+    json other = tiny_plan_result(sim);
+    for (auto& c : other["candidates"]) c["model"]["name"] = "gpt3-175b";
+    ReportSummary summary;
+    const std::string html = render_report(inputs(sim, std::nullopt, other), {}, &summary);
+    EXPECT_EQ(check_well_formed(html), "");
+    EXPECT_NE(html.find("NOT THE SAME RUN: the search&#39;s model is gpt3-175b"), std::string::npos)
+        << html.substr(html.find("id=\"candidates\""), 800);
+    EXPECT_NE(summary.plan_result_mismatch.find("gpt3-175b"), std::string::npos);
 }
 
 // The legend names only what the chart draws: no ring or "does not fit" mark when no candidate is

@@ -5,6 +5,7 @@
 
 #include "core/accounting.h"
 #include "core/errors.h"
+#include "core/json_io.h"
 #include "core/model_spec.h"
 #include "core/presets.h"
 
@@ -241,6 +242,28 @@ TEST(ModelSpec, SizesWhoseProductsOverflowAreRefused) {
               std::string::npos);
     EXPECT_EQ(message(R"({"num_layers": 126, "hidden_size": 16384, "num_attention_heads": 128, "num_kv_heads": 8,
         "ffn_hidden_size": 53248, "vocab_size": 128256})"), "accepted");  // Llama 3.1 405B
+}
+
+// transformers' biases, counted by hand. Llama's attention_bias puts one on q, k, v and o_proj,
+// its mlp_bias on gate, up and down; GPT-NeoX's attention_bias covers query_key_value and dense
+// while its MLP always has biases.
+TEST(ModelSpec, HuggingFaceBiasKeysCountTheLayersTheyName) {
+    const std::string dir = std::string(TESSEL_TEST_DATA_DIR) + "/hf/";
+    const json llama = read_json_file(dir + "llama3-8b-config.json");
+    const std::int64_t plain = count_parameters(parse_model(llama, "l.json")).total;
+    json attention = llama, mlp = llama;
+    attention["attention_bias"] = true;
+    mlp["mlp_bias"] = true;
+    // 32 layers x (q 4096 + k 1024 + v 1024 + o 4096); 32 x (gate 14336 + up 14336 + down 4096).
+    EXPECT_EQ(count_parameters(parse_model(attention, "l.json")).total - plain, 32 * (4096 + 1024 + 1024 + 4096));
+    EXPECT_EQ(count_parameters(parse_model(mlp, "l.json")).total - plain, 32 * (14336 + 14336 + 4096));
+    const json pythia = read_json_file(dir + "pythia-160m-config.json");
+    json no_attention_bias = pythia;
+    no_attention_bias["attention_bias"] = false;
+    // 12 layers x (query_key_value 3 x 768 + dense 768); the MLP keeps its 3072 + 768.
+    EXPECT_EQ(count_parameters(parse_model(pythia, "p.json")).total -
+                  count_parameters(parse_model(no_attention_bias, "p.json")).total,
+              12 * (3 * 768 + 768));
 }
 
 TEST(ModelSpec, MixtureOfExpertsRefusedByName) {

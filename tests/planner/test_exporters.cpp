@@ -569,6 +569,12 @@ TEST(ExportTorchtitan, OverridesAndToml) {
     EXPECT_NE(toml.find("pipeline_parallel_schedule = \"Interleaved1F1B\""), std::string::npos);
     EXPECT_NE(toml.find("flavor = \"8B\""), std::string::npos);
     EXPECT_NE(toml.find("local_batch_size = 64"), std::string::npos);  // 512 / 8 per DP rank, 64 microbatches of 1
+    // The launch script starts from the train config torchtitan ships for the flavor.
+    const Plan big = make_plan(8, 4, 2, 1, 1, 64, 8192);
+    EXPECT_NE(export_torchtitan(load_model("llama3-70b"), winner(big), load_cluster("dgx-h100"), TorchtitanFormat::overrides)
+                  .text.find("train_configs/llama3_70b.toml"), std::string::npos);
+    EXPECT_NE(export_torchtitan(m, winner(big), load_cluster("dgx-h100"), TorchtitanFormat::overrides)
+                  .text.find("train_configs/llama3_8b.toml"), std::string::npos);
 }
 
 TEST(ExportTorchtitan, PipelinedZeroOneIsFsdpThatKeepsTheGatheredWeights) {
