@@ -314,15 +314,28 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
         E * double(p.microbatch_size) * p.seq_length / p.cp * m.hidden_size / (split_boundary ? p.tp : 1);
     // One boundary send from each pipeline rank to the next (the last to the first for the
     // interleaved schedule's wrap), the same for every chunk the rank holds.
+    // Where the groups do not sit alike, every copy of the stage pair is priced and the slowest kept
+    // (as pacing_group does for the collectives).
     std::vector<double> send_s(p.pp, 0.0);
+    const bool alike = groups_sit_alike(p, topo.gpus_per_node());
     if (stages > 1)
         for (int rank = 0; rank < p.pp; ++rank) {
             RankCoords a, b;
             a.pp = rank;
             b.pp = (rank + 1) % p.pp;
-            const CommGroup link = make_stage_p2p_link(topo, rank_of(a, p.placement, sizes), rank_of(b, p.placement, sizes),
-                                                       p.placement, sizes, eff);
-            send_s[rank] = collective_time(Collective::send_recv, boundary_bytes, link);
+            auto send_between = [&](const RankCoords& from, const RankCoords& to) {
+                const CommGroup link = make_stage_p2p_link(topo, rank_of(from, p.placement, sizes),
+                                                           rank_of(to, p.placement, sizes), p.placement, sizes, eff);
+                return collective_time(Collective::send_recv, boundary_bytes, link);
+            };
+            send_s[rank] = send_between(a, b);
+            if (alike) continue;
+            for (a.tp = 0; a.tp < p.tp; ++a.tp)
+                for (a.cp = 0; a.cp < p.cp; ++a.cp)
+                    for (a.dp = 0; a.dp < p.dp; ++a.dp) {
+                        b.tp = a.tp, b.cp = a.cp, b.dp = a.dp;
+                        send_s[rank] = std::max(send_s[rank], send_between(a, b));
+                    }
         }
     std::vector<KernelKindTimes> rank_kernels(p.pp);  // one microbatch through each rank's stages
     for (int s = 0; s < stages; ++s) {

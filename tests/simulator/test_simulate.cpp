@@ -125,6 +125,30 @@ TEST(Simulate, TheSlowestTensorParallelGroupPacesTheStep) {
     EXPECT_GT(straddling.time_s.tp_comm_exposed, 2.0 * inside.time_s.tp_comm_exposed);
 }
 
+// The same for the pipeline's sends: on nodes of 6 GPUs, tp 4 x pp 3 puts stage 1 on ranks 4-7, so
+// rank 0 sends to rank 4 inside node 0 while rank 2 sends to rank 6 across to node 1.
+TEST(Simulate, TheSlowestPipelineSendPacesTheStep) {
+    const ModelSpec m = load_model("llama3-8b");
+    ClusterSpec six = load_cluster("dgx-h100");
+    six.num_nodes = 2;
+    six.gpus_per_node = 6;
+    six.inter_node.nics_per_node = 6;
+    ClusterSpec twelve = six;  // one node: every send on NVLink
+    twelve.num_nodes = 1;
+    twelve.gpus_per_node = 12;
+    const Plan p = tessel::testing::make_plan(4, 3, 1, 1, 1, 12, 4096);
+    auto longest_send = [&](const ClusterSpec& c) {
+        SimulateOptions o;
+        o.record_trace = true;
+        double longest = 0;
+        for (const auto& e : simulate(m, c, p, o).trace)
+            if (e.track.find("p2p forward") != std::string::npos) longest = std::max(longest, e.duration_s);
+        return longest;
+    };
+    // A 50 GB/s NIC against 450 GB/s of NVLink, less the latencies both pay.
+    EXPECT_GT(longest_send(six), 3.0 * longest_send(twelve));
+}
+
 // DeepSpeed's pipeline engine reduces after the flush and takes only ZeRO-0/1; ZeRO-2 keeps only
 // its shard of each microbatch's gradients, so it cannot wait for the flush.
 TEST(Simulate, ReducingAfterTheFlushWithZero2BucketsIsRefused) {
