@@ -98,22 +98,25 @@ TEST(Simulate, LowerBoundHoldsWhereAttentionDominates) {
         }
 }
 
+namespace {
+// DGX H100 nodes cut to `per_node` GPUs, one NIC each.
+ClusterSpec h100_nodes(int nodes, int per_node) {
+    ClusterSpec c = load_cluster("dgx-h100");
+    c.num_nodes = nodes;
+    c.gpus_per_node = per_node;
+    c.inter_node.nics_per_node = per_node;
+    return c;
+}
+}  // namespace
+
 // Where tp does not divide the node, some TP groups straddle two nodes although rank 0's does not,
 // and every replica waits for the slowest at the data-parallel reduction. Nodes of 6 GPUs, tp 4:
 // groups {4..7} and {16..19} put two GPUs on each of two nodes. Nodes of 2 GPUs put every group
 // that way; with one NIC per GPU in both clusters the two plans' TP groups are alike.
 TEST(Simulate, TheSlowestTensorParallelGroupPacesTheStep) {
     const ModelSpec m = load_model("llama3-8b");
-    ClusterSpec six = load_cluster("dgx-h100");
-    six.num_nodes = 4;
-    six.gpus_per_node = 6;
-    six.inter_node.nics_per_node = 6;
-    ClusterSpec two = six;
-    two.num_nodes = 12;
-    two.gpus_per_node = 2;
-    two.inter_node.nics_per_node = 2;
-    ClusterSpec eight = load_cluster("dgx-h100");  // tp 4 inside a node
-    eight.num_nodes = 3;
+    const ClusterSpec six = h100_nodes(4, 6), two = h100_nodes(12, 2);
+    const ClusterSpec eight = h100_nodes(3, 8);  // tp 4 inside a node
     Plan p;
     p.tp = 4;
     p.dp = 6;
@@ -129,13 +132,8 @@ TEST(Simulate, TheSlowestTensorParallelGroupPacesTheStep) {
 // rank 0 sends to rank 4 inside node 0 while rank 2 sends to rank 6 across to node 1.
 TEST(Simulate, TheSlowestPipelineSendPacesTheStep) {
     const ModelSpec m = load_model("llama3-8b");
-    ClusterSpec six = load_cluster("dgx-h100");
-    six.num_nodes = 2;
-    six.gpus_per_node = 6;
-    six.inter_node.nics_per_node = 6;
-    ClusterSpec twelve = six;  // one node: every send on NVLink
-    twelve.num_nodes = 1;
-    twelve.gpus_per_node = 12;
+    const ClusterSpec six = h100_nodes(2, 6);
+    const ClusterSpec twelve = h100_nodes(1, 12);  // one node: every send on NVLink
     const Plan p = tessel::testing::make_plan(4, 3, 1, 1, 1, 12, 4096);
     auto longest_send = [&](const ClusterSpec& c) {
         SimulateOptions o;
