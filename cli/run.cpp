@@ -92,7 +92,7 @@ void run_command(const RunArgs& a) {
                     throw InputError(fmt::format(
                         "--model {}: its training state needs at least {:.1f} GiB on this host ({} rank{} of fp32 "
                         "weights, gradients and AdamW moments under {}), more than its {:.1f} GiB of memory: a smaller "
-                        "model, or more ranks with ZeRO",
+                        "model, or ranks spread over more hosts",
                         a.model, least / units::GiB, ranks, ranks == 1 ? "" : "s", o.plan.describe(), host / units::GiB));
             }
             if (!a.cluster.empty()) {

@@ -84,6 +84,8 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
 
     if (auto in = r.optional_object("intra_node")) {
         c.intra_node.kind = in->choice("kind", {"nvlink", "nvswitch", "pcie", "none", "shared-memory"}, std::string("nvlink"));
+        // No upper bound on the links: a network made free (1e12 GB/s) is how the hand derivations
+        // of the schedule take communication out.
         c.intra_node.bandwidth_GBps = in->number("bandwidth_GBps", c.gpus_per_node == 1 ? std::optional<double>(1.0) : std::nullopt);
         c.intra_node.latency_us = in->number("latency_us", 3.0, 0.0, 1e6, false);
         in->finish();

@@ -55,12 +55,12 @@ void check_model_executable(const ModelSpec& m, const std::string& model_origin)
 // Every rank calls it with the same inputs (so every rank agrees).
 void check_executable(const ModelSpec& m, const Plan& p, int world_size, const std::string& plan_origin);
 
-// Collective over `world`. Returns the same result on every rank (rank 0 writes it).
 // A lower bound on one rank's training state: fp32 weights, gradients and AdamW's two moments of
 // its share of the layers (tp x pp split them; ZeRO shards them over dp x cp), in bytes. For
 // refusing a run the host cannot hold before any rank allocates.
 double least_training_state_bytes(const ModelSpec& m, const Plan& p);
 
+// Collective over `world`. Returns the same result on every rank (rank 0 writes it).
 RunResult train(const TrainOptions& options, std::unique_ptr<Communicator> world);
 
 }  // namespace tessel

@@ -47,9 +47,15 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
             out.settled = true;
             break;
         }
-        // Below the smallest shape every round would plan the same model and the budget would buy
-        // more than was asked: say so, with what the smallest one needs.
-        if (next < n && count_parameters(llama_style_model(next, seq)).total == count_parameters(out.model).total) {
+        // The next size rounds back to this shape: settled, unless this is the smallest shape and the
+        // budget asks for less, which it would overrun: say so, with what the smallest one needs.
+        const bool same_shape = count_parameters(llama_style_model(next, seq)).total == count_parameters(out.model).total;
+        const bool smallest = count_parameters(llama_style_model(0, seq)).total == count_parameters(out.model).total;
+        if (same_shape && !(smallest && next < n)) {
+            out.settled = true;
+            break;
+        }
+        if (same_shape) {
             const double seconds = chinchilla_tokens(n) / win.tokens_per_s;
             const bool by_days = b.days > 0;
             throw InputError(fmt::format(

@@ -3,6 +3,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/cluster_spec.h"
+
 namespace tessel {
 
 struct Emitted {
@@ -14,5 +18,15 @@ struct Emitted {
 struct ExportOptions {
     long long train_iters = 0;
 };
+
+// fp8 GEMMs need tensor cores of compute capability 8.9 or newer (Transformer Engine, torchao's
+// Float8Linear): on a GPU without an fp8 peak (A100) the plan ran its GEMMs at the bf16 peak and
+// every export trains in bf16. The note saying so, or "" where the GPU has fp8.
+inline std::string fp8_unavailable_note(const ClusterSpec& c) {
+    if (c.gpu.has_own_peak(Precision::fp8)) return "";
+    return fmt::format("fp8: the {} has no fp8 peak (fp8 GEMMs need compute capability 8.9 or newer), so the plan ran "
+                       "its GEMMs at the bf16 peak and the config trains in bf16",
+                       c.gpu.name);
+}
 
 }  // namespace tessel

@@ -102,7 +102,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (p.precision == Precision::bf16 || p.precision == Precision::fp8) precision.push_back("--bf16");
     // Transformer Engine's fp8 GEMMs: E4M3 in the forward, E5M2 for gradients. It refuses fp8 on a
     // GPU without fp8 tensor cores (A100), where the plan ran the GEMMs at the bf16 peak anyway.
-    const bool fp8_gemms = p.precision == Precision::fp8 && c.gpu.has_own_peak(Precision::fp8);
+    const bool fp8_gemms = p.precision == Precision::fp8 && fp8_unavailable_note(c).empty();
     if (fp8_gemms) precision.push_back("--fp8-format hybrid");
     else if (p.precision == Precision::fp16) precision.push_back("--fp16");
 
@@ -176,10 +176,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (fp8_gemms)
         e.notes.push_back("fp8: --fp8-format hybrid with Megatron's default scaling recipe; it needs Transformer Engine");
     else if (p.precision == Precision::fp8)
-        e.notes.push_back(fmt::format("fp8: the {} has no fp8 peak (Transformer Engine's fp8 needs compute capability "
-                                      "8.9 or newer), so the plan ran its GEMMs at the bf16 peak and the script trains "
-                                      "in bf16",
-                                      c.gpu.name));
+        e.notes.push_back(fp8_unavailable_note(c));
     return e;
 }
 

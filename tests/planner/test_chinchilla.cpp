@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/accounting.h"
+#include "core/errors.h"
 #include "core/presets.h"
 #include "planner/budget_plan.h"
 #include "planner/chinchilla.h"
@@ -124,4 +125,23 @@ TEST(BudgetPlan, GpuHoursAreSpentOnTheGpusThePlanUses) {
     const BudgetPlan p = plan_for_budget(c, b, 0, 0, o);
     EXPECT_TRUE(p.settled);
     EXPECT_NEAR(p.budget.gpu_hours, 2000.0, 0.1 * 2000.0) << p.rounds.back();
+}
+
+// Shapes come in steps: a next size a little below this one can round back to the same shape
+// (98.9 GPU-hours on 8 H100s: 1.18B rounds back to the 1.20B shape). That is settled, not a budget
+// below the smallest shape, which only the smallest shape with a smaller optimum is.
+TEST(BudgetPlan, ANextSizeRoundingToTheSameShapeSettles) {
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    SearchOptions o;
+    o.top_k = 2;
+    for (double hours : {8.47, 27.69, 98.942}) {
+        ComputeBudget b;
+        b.gpu_hours = hours;
+        BudgetPlan p;
+        ASSERT_NO_THROW(p = plan_for_budget(c, b, 0, 0, o)) << hours;
+        EXPECT_TRUE(p.settled) << hours << ": " << p.rounds.back();
+    }
+    ComputeBudget tiny;
+    tiny.gpu_hours = 1;  // its optimum is below the 0.29B shape
+    EXPECT_THROW(plan_for_budget(c, tiny, 0, 0, o), InputError);
 }
