@@ -236,12 +236,12 @@ std::string render_report(const ReportInputs& in, const ReportOptions& options, 
         o += fmt::format("<p class=\"caption\">{} ({}): step time against peak memory for each ranked candidate, "
                          "the winner labelled.</p>\n",
                          esc(in.files.plan_result), esc(stats));
+        const json* first = pr["candidates"].is_array() && !pr["candidates"].empty() ? &pr["candidates"][0] : nullptr;
         // A search over another model or cluster draws candidates that have nothing to do with this run.
         std::string mismatch;
-        if (pr["candidates"].is_array() && !pr["candidates"].empty()) {
-            const json& first = pr["candidates"][0];
+        if (first) {
             for (const char* what : {"model", "cluster"}) {
-                const std::string searched = string_at(first, {what, "name"}), simulated = string_at(s, {what, "name"});
+                const std::string searched = string_at(*first, {what, "name"}), simulated = string_at(s, {what, "name"});
                 if (!searched.empty() && !simulated.empty() && searched != simulated)
                     mismatch += fmt::format("{}the search's {} is {}, the simulation's {}", mismatch.empty() ? "" : "; ",
                                             what, searched, simulated);
@@ -251,9 +251,7 @@ std::string render_report(const ReportInputs& in, const ReportOptions& options, 
             o += fmt::format("<p class=\"note\">NOT THE SAME RUN: {}.</p>\n", esc(mismatch));
         if (summary) summary->plan_result_mismatch = mismatch;
         const std::optional<double> pr_capacity =
-            pr["candidates"].is_array() && !pr["candidates"].empty()
-                ? number_at(pr["candidates"][0], {"cluster", "gpu", "memory_GiB"})
-                : std::nullopt;
+            first ? number_at(*first, {"cluster", "gpu", "memory_GiB"}) : std::nullopt;
         o += draw_candidates(pr, in.files.plan_result, s.contains("plan") ? s["plan"] : json(),
                              pr_capacity ? pr_capacity : capacity);
         o += "</section>\n";

@@ -152,17 +152,11 @@ bool pipeline_split_supported(int num_layers, int pp, int v) {
 }
 
 void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std::string& file) {
-    // Products first, in 64 bits: each size alone is in range, their product need not be.
+    // Products in 64 bits: each size alone is in range, their product need not be.
     const std::int64_t gpus = std::int64_t(p.tp) * p.pp * p.dp * p.cp;
     if (gpus > kMaxPlanGpus)
         throw input_error(file, "tp,pp,dp,cp", fmt::format("tp*pp*dp*cp at most {} GPUs", kMaxPlanGpus),
                           fmt::format("{}*{}*{}*{} = {}", p.tp, p.pp, p.dp, p.cp, gpus));
-    const std::int64_t per_microbatch_round = std::int64_t(p.dp) * p.microbatch_size;
-    if (per_microbatch_round > p.global_batch_size)
-        throw input_error(file, "global_batch_size",
-                          fmt::format("a multiple of dp*microbatch_size = {}*{} = {}", p.dp, p.microbatch_size,
-                                      per_microbatch_round),
-                          std::to_string(p.global_batch_size));
     if (world_size > 0 && p.world_size() != world_size)
         throw input_error(file, "tp,pp,dp,cp",
                           fmt::format("tp*pp*dp*cp equal to the world size {}", world_size),
@@ -186,9 +180,11 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
                           std::to_string(p.virtual_stages));
     if (p.virtual_stages > 1 && p.pp < 2)
         throw input_error(file, "virtual_stages", "1 unless pp > 1 (interleaving needs a pipeline)", std::to_string(p.virtual_stages));
-    if (p.global_batch_size % (p.dp * p.microbatch_size) != 0)
+    const std::int64_t per_microbatch_round = std::int64_t(p.dp) * p.microbatch_size;
+    if (p.global_batch_size % per_microbatch_round != 0)
         throw input_error(file, "global_batch_size",
-                          fmt::format("a multiple of dp*microbatch_size = {}*{}", p.dp, p.microbatch_size),
+                          fmt::format("a multiple of dp*microbatch_size = {}*{} = {}", p.dp, p.microbatch_size,
+                                      per_microbatch_round),
                           std::to_string(p.global_batch_size));
     if (p.num_microbatches() > kMaxMicrobatchesPerStep)
         throw input_error(file, "global_batch_size",

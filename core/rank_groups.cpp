@@ -120,4 +120,27 @@ std::vector<int> group_of(int rank, const std::string& order, const ParallelSize
     return out;
 }
 
+int placement_stride(const std::string& placement, const ParallelSizes& sizes, const std::string& dim) {
+    int stride = 1;
+    for (std::size_t pos = 0; pos + 1 < placement.size(); pos += 3) {
+        const std::string d = placement.substr(pos, 2);
+        if (d == dim) break;
+        stride *= d == "tp" ? sizes.tp : d == "cp" ? sizes.cp : d == "dp" ? sizes.dp : sizes.pp;
+    }
+    return stride;
+}
+
+bool groups_sit_alike(const std::string& placement, const ParallelSizes& sizes, int gpus_per_node) {
+    const int node = std::max(1, gpus_per_node);
+    if (sizes.world() <= node) return true;
+    const char* names[] = {"tp", "cp", "dp", "pp"};
+    const int size[] = {sizes.tp, sizes.cp, sizes.dp, sizes.pp};
+    for (int i = 0; i < 4; ++i) {
+        if (size[i] == 1) continue;
+        const long long span = (long long)placement_stride(placement, sizes, names[i]) * size[i];
+        if (span % node != 0 && node % span != 0) return false;
+    }
+    return true;
+}
+
 }  // namespace tessel

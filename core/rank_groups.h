@@ -27,4 +27,16 @@ std::vector<std::vector<int>> rank_groups(const std::string& order, const Parall
 // The one group along `dims` that contains `rank`.
 std::vector<int> group_of(int rank, const std::string& order, const ParallelSizes& sizes, const std::string& dims);
 
+// Whether every group of every dimension sits on the nodes as the group through rank 0 does: each
+// product of the sizes from TP outward, in the placement's order, divides the GPUs per node or is
+// a multiple of them. TP 3 on 8-GPU nodes puts two of every eight TP groups across two nodes while
+// rank 0's stays in one; the planner keeps to layouts where they sit alike, and the simulator
+// prices the slowest copy where they do not.
+bool groups_sit_alike(const std::string& placement, const ParallelSizes& sizes, int gpus_per_node);
+
+// Distance between neighbouring ranks of dimension `dim` ("tp", "cp", "dp" or "pp") under a
+// placement: the product of the sizes of the dimensions placed inside it. The group of `dim`
+// through rank 0 is {k * stride : k < size} (the factoring above, without its parsing).
+int placement_stride(const std::string& placement, const ParallelSizes& sizes, const std::string& dim);
+
 }  // namespace tessel

@@ -30,6 +30,7 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
     // winner's GPU count changes from round to round the plain iteration can swing between two
     // sizes; a next size outside the bracket is replaced by the bracket's geometric middle.
     double lower = 0, upper = std::numeric_limits<double>::infinity();
+    const double smallest_shape = double(count_parameters(llama_style_model(0, seq)).total);
     for (int round = 0; round < kBudgetRounds; ++round) {
         out.model = llama_style_model(parameters, seq);
         const double n = double(count_parameters(out.model).total);
@@ -49,9 +50,8 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
         }
         // The next size rounds back to this shape: settled, unless this is the smallest shape and the
         // budget asks for less, which it would overrun: say so, with what the smallest one needs.
-        const bool same_shape = count_parameters(llama_style_model(next, seq)).total == count_parameters(out.model).total;
-        const bool smallest = count_parameters(llama_style_model(0, seq)).total == count_parameters(out.model).total;
-        if (same_shape && !(smallest && next < n)) {
+        const bool same_shape = double(count_parameters(llama_style_model(next, seq)).total) == n;
+        if (same_shape && !(n == smallest_shape && next < n)) {
             out.settled = true;
             break;
         }

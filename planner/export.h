@@ -21,9 +21,9 @@ struct ExportOptions {
 
 // fp8 GEMMs need tensor cores of compute capability 8.9 or newer (Transformer Engine, torchao's
 // Float8Linear): on a GPU without an fp8 peak (A100) the plan ran its GEMMs at the bf16 peak and
-// every export trains in bf16. The note saying so, or "" where the GPU has fp8.
-inline std::string fp8_unavailable_note(const ClusterSpec& c) {
-    if (c.gpu.has_own_peak(Precision::fp8)) return "";
+// every export trains in bf16. An fp8 plan's note: `with_fp8` where the GPU has fp8, else that.
+inline std::string fp8_note(const ClusterSpec& c, const std::string& with_fp8) {
+    if (c.gpu.has_own_peak(Precision::fp8)) return with_fp8;
     return fmt::format("fp8: the {} has no fp8 peak (fp8 GEMMs need compute capability 8.9 or newer), so the plan ran "
                        "its GEMMs at the bf16 peak and the config trains in bf16",
                        c.gpu.name);

@@ -68,11 +68,10 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
                                       "call it ({} recompute; Megatron-DeepSpeed: --checkpoint-activations; HF Trainer: "
                                       "gradient_checkpointing)",
                                       to_string(p.recompute)));
-    if (p.precision == Precision::fp8 && !fp8_unavailable_note(c).empty())
-        e.notes.push_back(fp8_unavailable_note(c));
-    else if (p.precision == Precision::fp8)
-        e.notes.push_back("fp8 was simulated (Transformer Engine's GEMMs); DeepSpeed's JSON has no fp8 switch: the "
-                          "config trains in bf16 unless the model's linear layers are Transformer Engine's");
+    if (p.precision == Precision::fp8)
+        e.notes.push_back(fp8_note(c, "fp8 was simulated (Transformer Engine's GEMMs); DeepSpeed's JSON has no fp8 "
+                                      "switch: the config trains in bf16 unless the model's linear layers are "
+                                      "Transformer Engine's"));
     return e;
 }
 

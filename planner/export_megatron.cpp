@@ -102,7 +102,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (p.precision == Precision::bf16 || p.precision == Precision::fp8) precision.push_back("--bf16");
     // Transformer Engine's fp8 GEMMs: E4M3 in the forward, E5M2 for gradients. It refuses fp8 on a
     // GPU without fp8 tensor cores (A100), where the plan ran the GEMMs at the bf16 peak anyway.
-    const bool fp8_gemms = p.precision == Precision::fp8 && fp8_unavailable_note(c).empty();
+    const bool fp8_gemms = p.precision == Precision::fp8 && c.gpu.has_own_peak(Precision::fp8);
     if (fp8_gemms) precision.push_back("--fp8-format hybrid");
     else if (p.precision == Precision::fp16) precision.push_back("--fp16");
 
@@ -173,10 +173,9 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (m.qk_norm == QkNorm::full_width)
         e.notes.push_back("--qk-layernorm normalises each head's query and key; this model (OLMo 2) normalises the "
                           "whole projections, which Megatron-LM has no flag for");
-    if (fp8_gemms)
-        e.notes.push_back("fp8: --fp8-format hybrid with Megatron's default scaling recipe; it needs Transformer Engine");
-    else if (p.precision == Precision::fp8)
-        e.notes.push_back(fp8_unavailable_note(c));
+    if (p.precision == Precision::fp8)
+        e.notes.push_back(
+            fp8_note(c, "fp8: --fp8-format hybrid with Megatron's default scaling recipe; it needs Transformer Engine"));
     return e;
 }
 

@@ -136,11 +136,10 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
                           "\"default\"), gradients reduce-scattered after the last microbatch; simulated as ZeRO-1");
     else if (p.zero_stage == 1)
         e.notes.push_back("ZeRO-1 has no torchtitan equivalent; use ZeRO 0 (DDP) or FSDP (plan with --emit torchtitan)");
-    if (p.precision == Precision::fp8 && !fp8_unavailable_note(c).empty())
-        e.notes.push_back(fp8_unavailable_note(c));
-    else if (p.precision == Precision::fp8)
-        e.notes.push_back("fp8 was simulated with torchao's Float8Linear; the config trains in bf16 until you add its "
-                          "converter (v0.2.x: --model.converters quantize.linear.float8 --compile.enable, docs/float8.md)");
+    if (p.precision == Precision::fp8)
+        e.notes.push_back(fp8_note(c, "fp8 was simulated with torchao's Float8Linear; the config trains in bf16 until "
+                                      "you add its converter (v0.2.x: --model.converters quantize.linear.float8 "
+                                      "--compile.enable, docs/float8.md)"));
     return e;
 }
 

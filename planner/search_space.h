@@ -100,15 +100,4 @@ PlanRequest complete_request(const ModelSpec& m, const ClusterSpec& c, int globa
 // "tp-cp-dp-pp" comes first.
 std::vector<std::string> distinct_placements(const ParallelSizes& sizes, int gpus_per_node);
 
-// Whether every group of every dimension sits on the nodes as the group through rank 0 does, which
-// the simulator prices: each product of the sizes from TP outward, in the placement's order,
-// divides the GPUs per node or is a multiple of them. TP 3 on 8-GPU nodes puts two of every eight
-// TP groups across two nodes, where the simulator sees one node.
-bool groups_sit_alike(const std::string& placement, const ParallelSizes& sizes, int gpus_per_node);
-
-// Distance between neighbouring ranks of dimension `dim` ("tp", "cp", "dp" or "pp") under a
-// placement: the product of the sizes of the dimensions placed inside it. The group of `dim`
-// through rank 0 is {k * stride : k < size} (core/rank_groups.h's factoring, without its parsing).
-int placement_stride(const std::string& placement, const ParallelSizes& sizes, const std::string& dim);
-
 }  // namespace tessel

@@ -57,28 +57,13 @@ std::vector<int> group_ranks(const Plan& p, std::initializer_list<Dim> dims) {
     return ranks;
 }
 
-// Whether every group of each dimension sits across nodes as the one through rank 0 does: each
-// dimension's span (stride x size in the placement) divides the node or is a multiple of it.
-bool groups_sit_alike(const Plan& p, int gpus_per_node) {
-    const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
-    if (sizes.world() <= gpus_per_node) return true;
-    for (Dim d : {Dim::tp, Dim::cp, Dim::dp, Dim::pp}) {
-        RankCoords unit;
-        (d == Dim::tp ? unit.tp : d == Dim::cp ? unit.cp : d == Dim::dp ? unit.dp : unit.pp) = 1;
-        const int n = d == Dim::tp ? p.tp : d == Dim::cp ? p.cp : d == Dim::dp ? p.dp : p.pp;
-        if (n == 1) continue;
-        const long long span = (long long)rank_of(unit, p.placement, sizes) * n;
-        if (span % gpus_per_node != 0 && gpus_per_node % span != 0) return false;
-    }
-    return true;
-}
-
 // The group along `dims` ("tp", "cp", "cp-dp") that prices the plan: rank 0's where every group
-// sits alike, else the slowest at `kind` on a 64 MiB buffer (the others wait for it at the next
-// data-parallel synchronization: a TP group of 16 on racks of 72 GPUs crosses racks in some replicas).
-CommGroup pacing_group(const Topology& topo, const Plan& p, std::initializer_list<Dim> dims, const std::string& names,
+// sits alike (core's groups_sit_alike), else the slowest at `kind` on a 64 MiB buffer (the others
+// wait for it at the next data-parallel synchronization: a TP group of 16 on racks of 72 GPUs
+// crosses racks in some replicas).
+CommGroup pacing_group(const Plan& p, bool alike, std::initializer_list<Dim> dims, const std::string& names,
                        Collective kind, const std::function<CommGroup(const std::vector<int>&)>& make) {
-    if (groups_sit_alike(p, topo.gpus_per_node())) return make(group_ranks(p, dims));
+    if (alike) return make(group_ranks(p, dims));
     const double probe_bytes = 64.0 * (1 << 20);
     std::optional<CommGroup> slowest;
     double slowest_s = -1;
@@ -242,12 +227,13 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const auto topology = shared_topology(c);
     const Topology& topo = *topology;
     const ParallelSizes sizes{p.tp, p.cp, p.dp, p.pp};
+    const bool alike = groups_sit_alike(p.placement, sizes, topo.gpus_per_node());
     auto collective_group = [&](const std::vector<int>& ranks) { return make_comm_group(topo, ranks, eff); };
-    const CommGroup tp_group = pacing_group(topo, p, {Dim::tp}, "tp", Collective::all_reduce, collective_group);
-    const CommGroup cp_ring = pacing_group(topo, p, {Dim::cp}, "cp", Collective::send_recv, [&](const std::vector<int>& ranks) {
+    const CommGroup tp_group = pacing_group(p, alike, {Dim::tp}, "tp", Collective::all_reduce, collective_group);
+    const CommGroup cp_ring = pacing_group(p, alike, {Dim::cp}, "cp", Collective::send_recv, [&](const std::vector<int>& ranks) {
         return make_ring_link(topo, ranks, p.placement, sizes, eff);
     });
-    const CommGroup shard_group = pacing_group(topo, p, {Dim::cp, Dim::dp}, "cp-dp", Collective::reduce_scatter, collective_group);
+    const CommGroup shard_group = pacing_group(p, alike, {Dim::cp, Dim::dp}, "cp-dp", Collective::reduce_scatter, collective_group);
     const int shard = p.dp * p.cp;
 
     const double E = element_bytes(p.precision);
@@ -317,7 +303,6 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     // Where the groups do not sit alike, every copy of the stage pair is priced and the slowest kept
     // (as pacing_group does for the collectives).
     std::vector<double> send_s(p.pp, 0.0);
-    const bool alike = groups_sit_alike(p, topo.gpus_per_node());
     if (stages > 1)
         for (int rank = 0; rank < p.pp; ++rank) {
             RankCoords a, b;
