@@ -72,6 +72,7 @@ std::vector<CollectiveSample> measure_collectives(Backend& be, Communicator& com
     if (n < 2) return out;
     const int me = comm.rank(), next = (me + 1) % n, prev = (me + n - 1) % n;
     const DeviceMemory mem{&be, nullptr};
+    comm.prepare_neighbour_transfers();  // the sendrecv below goes to the next rank, from the previous
     for (Collective op : kCalibratedCollectives) {
         for (std::size_t size : sweep.sizes_bytes) {
             // Whole elements, and for the gathering collectives a whole number per rank.

@@ -1,7 +1,8 @@
 // Communicator: collectives and point-to-point transfers over one group of ranks (a tensor-,
 // pipeline- or data-parallel group, or the world). Buffers are the backend's device pointers.
-// Implementations: MPI (mpi_communicator.cpp), the one-rank group (self_communicator.cpp), and
-// later NCCL. Every rank of a group calls each collective in the same order.
+// Implementations: MPI (mpi_communicator.cpp), the one-rank group (self_communicator.cpp), NCCL
+// (nccl_communicator.cpp) and MPI through host copies. Every rank of a group calls each collective
+// in the same order.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,11 @@ public:
     virtual void wait(P2PRequest request) = 0;
     virtual bool test(P2PRequest request) = 0;  // true (and done with) once it has completed
     virtual int max_tag() const = 0;
+    // Collective over this group, once, before the first isend/irecv between ring neighbours
+    // (rank ± 1 mod size: the pipeline's stages and calibrate's sendrecv). NCCL needs it to give
+    // each direction of each neighbour pair its own communicator and stream (see
+    // nccl_communicator.h); MPI needs nothing.
+    virtual void prepare_neighbour_transfers() {}
 
     // Collective over this group: every rank passes the same list of disjoint groups (of ranks
     // of this group) and gets the communicator of the one that holds it, or nullptr.

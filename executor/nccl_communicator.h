@@ -1,13 +1,18 @@
 // nccl_communicator: the executor's Communicator (executor/communicator.h) over NCCL, for the CUDA
-// backend. Every operation is queued on the backend's stream, so it is ordered with the kernels
-// and never blocks the host, except barrier and all_reduce_host (which return host results).
+// backend. Collectives are queued on the backend's stream, so they are ordered with the kernels
+// and never block the host, except barrier and all_reduce_host (which return host results).
 // Bootstrapping: one rank calls nccl_unique_id() and the job broadcasts the 128 bytes (e.g.
 // MPI_Bcast of MPI_BYTE); then every rank calls make_nccl_communicator with its rank.
-// Point-to-point: NCCL has no tags. Sends and receives are queued and launched together as one
-// NCCL group at the next wait/test (or collective, or barrier) on this communicator, like
-// Megatron's batched isend/irecv, so two peers that each send before they receive do not
-// deadlock; messages between one pair of ranks are matched in the order they were posted (the tag
-// is only range-checked), so each receiver must post its receives in its peer's send order.
+// Point-to-point: an NCCL send holds its stream until the peer posts the matching receive, so
+// sends and receives queued on one stream (or one communicator) can wait on each other in a
+// cycle: in 1F1B, stage 0 queues send(a1) before recv(g0) while stage 1 queues send(g0) before
+// recv(a1). Communicator's contract is MPI's (a send never waits for its receive), so each
+// direction between ring neighbours gets its own two-rank NCCL communicator and stream,
+// made by prepare_neighbour_transfers: on the channel from A to B, A only sends and B only
+// receives, in the same order (NCCL has no tags: the k-th send meets the k-th receive; the tag is
+// only range-checked), so a send waits for nothing but its own receive being posted. A receive
+// starts after the work queued on the compute stream before it (its buffer's allocation); wait
+// orders the compute stream after the transfer. Transfers to any other peer are refused.
 #pragma once
 
 #include <array>

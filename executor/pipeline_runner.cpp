@@ -10,6 +10,15 @@ int pipeline_tag(int microbatch, int stage, int num_stages, bool backward) {
     return (microbatch * num_stages + stage) * 2 + (backward ? 1 : 0);
 }
 
+ActionTransfers action_transfers(const PipelineAction& a, int s, int num_stages, int pp_size) {
+    ActionTransfers t;
+    const bool forward = a.op == PipelineOp::forward;
+    const int from = forward ? s - 1 : s + 1, to = forward ? s + 1 : s - 1;
+    if (from >= 0 && from < num_stages) t.receive = {from % pp_size, pipeline_tag(a.microbatch, s, num_stages, !forward)};
+    if (to >= 0 && to < num_stages) t.send = {to % pp_size, pipeline_tag(a.microbatch, to, num_stages, !forward)};
+    return t;
+}
+
 double run_pipeline_step(const LayerContext& ctx, const PipelineStep& step) {
     const std::size_t width = std::size_t(ctx.dims.local_tokens) * ctx.dims.hidden;
     struct Pending {
@@ -20,13 +29,13 @@ double run_pipeline_step(const LayerContext& ctx, const PipelineStep& step) {
     double loss = 0;
     const int me = step.pp ? step.pp->rank() : 0;
 
-    auto receive = [&](int from_stage, int tag) {
+    auto receive = [&](const StageTransfer& t) {
         DeviceArray<float> buf = ctx.floats(width);
-        step.pp->wait(step.pp->irecv(buf.data(), width, from_stage % step.pp_size, tag));
+        step.pp->wait(step.pp->irecv(buf.data(), width, t.peer, t.tag));
         return buf;
     };
-    auto send = [&](DeviceArray<float> buf, int to_stage, int tag) {
-        P2PRequest r = step.pp->isend(buf.data(), width, to_stage % step.pp_size, tag);
+    auto send = [&](DeviceArray<float> buf, const StageTransfer& t) {
+        P2PRequest r = step.pp->isend(buf.data(), width, t.peer, t.tag);
         sends.push_back({r, std::move(buf)});
     };
     auto free_completed_sends = [&] {
@@ -40,22 +49,20 @@ double run_pipeline_step(const LayerContext& ctx, const PipelineStep& step) {
                                            step.chunks.size()));
         ModelChunk& chunk = *step.chunks[a.chunk];
         const ChunkPlacement& where = chunk.placement();
-        const int s = where.stage;
+        const ActionTransfers t = action_transfers(a, where.stage, step.num_stages, step.pp_size);
+        DeviceArray<float> received;
+        if (t.receive.peer >= 0) received = receive(t.receive);
+        DeviceArray<float> out;
         if (a.op == PipelineOp::forward) {
-            DeviceArray<float> input;
             MicrobatchTokens tokens;
             if (where.first() || where.last()) tokens = step.tokens(a.microbatch);
-            if (!where.first()) input = receive(s - 1, pipeline_tag(a.microbatch, s, step.num_stages, false));
             double mb_loss = 0;
-            DeviceArray<float> out = chunk.forward(ctx, a.microbatch, std::move(input), tokens, step.dloss, &mb_loss);
+            out = chunk.forward(ctx, a.microbatch, std::move(received), tokens, step.dloss, &mb_loss);
             loss += mb_loss;
-            if (!where.last()) send(std::move(out), s + 1, pipeline_tag(a.microbatch, s + 1, step.num_stages, false));
         } else {
-            DeviceArray<float> dout;
-            if (!where.last()) dout = receive(s + 1, pipeline_tag(a.microbatch, s, step.num_stages, true));
-            DeviceArray<float> din = chunk.backward(ctx, a.microbatch, std::move(dout));
-            if (!where.first()) send(std::move(din), s - 1, pipeline_tag(a.microbatch, s - 1, step.num_stages, true));
+            out = chunk.backward(ctx, a.microbatch, std::move(received));
         }
+        if (t.send.peer >= 0) send(std::move(out), t.send);
         if (!sends.empty()) free_completed_sends();
     }
     for (Pending& p : sends) step.pp->wait(p.request);

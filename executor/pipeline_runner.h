@@ -5,7 +5,9 @@
 // Deadlock freedom: sends are non-blocking (each buffer lives until its send completes) and
 // receives block, each matched by a tag naming (microbatch, destination stage, direction). A
 // rank then only ever waits for data its schedule needs next, and every schedule's dependency
-// order is acyclic, so any interleaving of neighbours completes.
+// order is acyclic, so any interleaving of neighbours completes. NCCL matches by order instead
+// of tag, one channel per direction (nccl_communicator.h): that holds because each rank posts
+// its receives from a neighbour in the order the neighbour sends them (tested for every schedule).
 #pragma once
 
 #include <functional>
@@ -32,5 +34,17 @@ double run_pipeline_step(const LayerContext& ctx, const PipelineStep& step);
 
 // The message tag of a transfer into `stage` (forward: its input; backward: its output gradient).
 int pipeline_tag(int microbatch, int stage, int num_stages, bool backward);
+
+// The transfers around one action of the chunk at model stage `stage`: the receive before it
+// (forward: the input from stage - 1; backward: the output gradient from stage + 1) and the send
+// after it, with the peers' pipeline ranks (stage mod pp_size); peer -1 where there is none.
+struct StageTransfer {
+    int peer = -1;
+    int tag = 0;
+};
+struct ActionTransfers {
+    StageTransfer receive, send;
+};
+ActionTransfers action_transfers(const PipelineAction& action, int stage, int num_stages, int pp_size);
 
 }  // namespace tessel

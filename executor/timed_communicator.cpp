@@ -50,6 +50,7 @@ public:
     std::unique_ptr<Communicator> split(const std::vector<std::vector<int>>& groups) override {
         return inner_->split(groups);
     }
+    void prepare_neighbour_transfers() override { inner_->prepare_neighbour_transfers(); }
 
 private:
     template <typename F>

@@ -176,6 +176,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     g.dp = make_timed_communicator(std::move(g.dp), &comm.dp, queued);
     g.dp_cp = make_timed_communicator(std::move(g.dp_cp), &comm.dp, queued);
     g.embedding = make_timed_communicator(std::move(g.embedding), &comm.dp, queued);
+    if (g.pp) g.pp->prepare_neighbour_transfers();  // the stages' sends go to stage ± 1
     Communicator& world = *g.world;
     const RankCoords me = g.coords;
     MemoryTracker tracker;
