@@ -86,7 +86,7 @@ void run_command(const RunArgs& a) {
                 // The CPU backend's ranks share the host's memory: refuse a model it cannot hold
                 // rather than allocate until the system runs out.
                 const double host = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-                const int ranks = local_rank_from_environment().size;
+                const int ranks = node_local_rank().size;
                 const double least = least_training_state_bytes(o.model, o.plan) * ranks;
                 if (host > 0 && least > host)
                     throw InputError(fmt::format(

@@ -1,5 +1,7 @@
 #include "executor/backends.h"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "core/errors.h"
@@ -21,6 +23,25 @@ int gpu_count() {
 #endif
 }
 
+#if defined(TESSEL_HAVE_CUDA)
+namespace {
+// Ranks of a node take its GPUs round robin (several ranks share one when there are more).
+int chosen_device(int devices) { return node_local_rank().rank % devices; }
+}  // namespace
+#endif
+
+std::string gpu_identity() {
+#if defined(TESSEL_HAVE_CUDA)
+    const int devices = gpu_count();
+    if (devices == 0) return "";
+    char host[256] = {};
+    (void)gethostname(host, sizeof host - 1);
+    return fmt::format("{}/{}", host, cuda::pci_bus_id(chosen_device(devices)));
+#else
+    return "";
+#endif
+}
+
 bool backend_available(const std::string& name) { return name == "cpu" || (name == "cuda" && gpu_count() > 0); }
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
@@ -29,9 +50,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 #if defined(TESSEL_HAVE_CUDA)
         const int devices = gpu_count();
         if (devices == 0) throw RuntimeError("--backend cuda: no usable CUDA device on this machine");
-        // Ranks of a node take its GPUs round robin (several ranks share one when there are more).
         CudaBackendOptions options;
-        options.device = local_rank_from_environment().rank % devices;
+        options.device = chosen_device(devices);
         return make_cuda_backend(options);
 #else
         throw RuntimeError("--backend cuda: this tessel was built without the CUDA toolkit (rebuild with it "

@@ -18,4 +18,7 @@ bool backend_available(const std::string& name);
 namespace tessel {
 // CUDA devices this process can use (0 without the CUDA backend or without a GPU).
 int gpu_count();
+// Which GPU make_backend("cuda") takes: this host and the PCI bus id of its device (ranks of a
+// node take the visible GPUs round robin by node-local rank); "" without a GPU.
+std::string gpu_identity();
 }  // namespace tessel

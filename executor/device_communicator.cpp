@@ -1,7 +1,11 @@
 #include "executor/device_communicator.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -45,7 +49,31 @@ LocalRank local_rank_from_environment() {
     return {};
 }
 
-CommPath choose_comm_path(const std::string& backend, const std::string& request, int local_ranks, int devices) {
+namespace {
+std::optional<LocalRank> g_node_local_rank;  // set once by the MPI job, before any backend exists
+}  // namespace
+
+LocalRank node_local_rank() { return g_node_local_rank ? *g_node_local_rank : local_rank_from_environment(); }
+
+void set_node_local_rank(LocalRank local) { g_node_local_rank = local; }
+
+double gpu_identity_key(const std::string& identity) {
+    if (identity.empty()) return 0.0;
+    const std::uint64_t h = std::hash<std::string>{}(identity) & ((std::uint64_t(1) << 52) - 1);
+    return double(h) + 1.0;
+}
+
+int ranks_sharing_a_gpu(const std::vector<double>& keys) {
+    std::map<double, int> users;
+    for (double k : keys)
+        if (k != 0.0) ++users[k];
+    int sharing = 0;
+    for (const auto& [key, n] : users)
+        if (n > 1) sharing += n;
+    return sharing;
+}
+
+CommPath choose_comm_path(const std::string& backend, const std::string& request, int ranks_sharing) {
     if (request != "auto" && request != "mpi" && request != "nccl")
         throw InputError(fmt::format("--comm: expected auto, mpi or nccl, got \"{}\"", request));
     if (backend == "cpu") {
@@ -53,12 +81,11 @@ CommPath choose_comm_path(const std::string& backend, const std::string& request
         return CommPath::direct;
     }
     if (request == "mpi") return CommPath::host_staged;
-    const bool gpu_each = devices >= local_ranks && local_ranks >= 1;
-    if (request == "nccl" && !gpu_each)
-        throw RuntimeError(fmt::format("--comm nccl: {} ranks on this node share {} GPU(s); NCCL needs one GPU per "
-                                       "rank (use --comm mpi, or fewer ranks per node)",
-                                       local_ranks, devices));
-    return gpu_each ? CommPath::nccl : CommPath::host_staged;
+    if (request == "nccl" && ranks_sharing > 0)
+        throw RuntimeError(fmt::format("--comm nccl: {} of the job's ranks share their GPU with another rank; NCCL "
+                                       "needs one GPU per rank (use --comm mpi, or fewer ranks per node)",
+                                       ranks_sharing));
+    return ranks_sharing == 0 ? CommPath::nccl : CommPath::host_staged;
 }
 
 std::unique_ptr<Communicator> make_device_communicator(std::unique_ptr<Communicator> world, Backend& backend,

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "executor/communicator.h"
 #include "kernels/backend.h"
@@ -16,8 +17,15 @@ namespace tessel {
 enum class CommPath { direct, host_staged, nccl };
 
 // "auto" picks as above; "mpi" forces MPI (host-staged on a GPU); "nccl" forces NCCL (RuntimeError
-// where it cannot run). `local_ranks` is how many ranks share this node.
-CommPath choose_comm_path(const std::string& backend, const std::string& request, int local_ranks, int devices);
+// where it cannot run). `ranks_sharing` is how many of the job's ranks use a GPU that another rank
+// uses too (ranks_sharing_a_gpu), the same number on every rank, so every rank picks alike.
+CommPath choose_comm_path(const std::string& backend, const std::string& request, int ranks_sharing);
+
+// The GPU a rank uses as a number (gpu_identity() hashed to 52 bits, exact in a double, so that
+// all_reduce_host can gather it); 0 for a rank without one.
+double gpu_identity_key(const std::string& identity);
+// Of these keys (one per rank), how many ranks use a GPU that another rank also uses.
+int ranks_sharing_a_gpu(const std::vector<double>& keys);
 
 // Collective over `world` (an MPI communicator on host memory): the communicator for `path`.
 std::unique_ptr<Communicator> make_device_communicator(std::unique_ptr<Communicator> world, Backend& backend,
@@ -31,5 +39,9 @@ struct LocalRank {
     int size = 1, rank = 0;
 };
 LocalRank local_rank_from_environment();
+// The node's ranks as the MPI job found them (set_node_local_rank, from MPI_Comm_split_type:
+// right under any launcher), else from the environment.
+LocalRank node_local_rank();
+void set_node_local_rank(LocalRank local);
 
 }  // namespace tessel

@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "core/errors.h"
+#include "executor/device_communicator.h"
 #include "executor/job_error.h"
 #include "executor/mpi_check.h"
 #include "executor/mpi_communicator.h"
@@ -58,6 +59,15 @@ int run_mpi_job(const char* program, const std::function<void(std::unique_ptr<Co
     int rank = 0, size = 1;
     TESSEL_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     TESSEL_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    // The ranks of this node, which pick the node's GPUs among them. Launchers export them only
+    // sometimes (srun without --ntasks-per-node sets none of the variables), MPI always knows.
+    MPI_Comm node = MPI_COMM_NULL;
+    TESSEL_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    LocalRank local;
+    TESSEL_MPI_CHECK(MPI_Comm_rank(node, &local.rank));
+    TESSEL_MPI_CHECK(MPI_Comm_size(node, &local.size));
+    TESSEL_MPI_CHECK(MPI_Comm_free(&node));
+    set_node_local_rank(local);
     auto finish = [&](int code) {
         if (owns_mpi) MPI_Finalize();  // unchecked: nothing is left to report an error to
         return code;

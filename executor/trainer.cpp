@@ -147,18 +147,21 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     // ---- setup whose errors every rank agrees on (same inputs everywhere) ----
     std::unique_ptr<Backend> backend;
     CommPath comm_path = CommPath::direct;
-    int local_ranks = 1, devices = 0;
     std::optional<TokenSource> data;
     agree_on_errors(world0, [&] {
         check_executable(m, p, world0.size(), o.plan_origin);
         if (o.steps < 1) throw InputError(fmt::format("--steps: expected at least 1, got {}", o.steps));
         backend = make_backend(o.backend);
-        local_ranks = local_rank_from_environment().size;
-        devices = gpu_count();
-        comm_path = choose_comm_path(o.backend, o.comm, local_ranks, devices);
         data = o.data_path.empty() ? TokenSource::synthetic(m.vocab_size, o.seed)
                                    : TokenSource::from_file(o.data_path, m.vocab_size, p.seq_length);
     });
+    // Which GPU each rank took, gathered so that every rank sees the same sharing and picks the
+    // same communicator (a rank choosing NCCL beside one choosing MPI would hang both).
+    std::vector<double> gpu_keys(std::size_t(world0.size()), 0.0);
+    gpu_keys[std::size_t(world0.rank())] = gpu_identity_key(o.backend == "cuda" ? gpu_identity() : "");
+    world0.all_reduce_host(gpu_keys.data(), gpu_keys.size(), ReduceOp::sum);
+    const int ranks_sharing = ranks_sharing_a_gpu(gpu_keys);
+    agree_on_errors(world0, [&] { comm_path = choose_comm_path(o.backend, o.comm, ranks_sharing); });
     if (o.kernel_times) backend = make_timed_backend(std::move(backend), o.kernel_times);
     if (o.stage_through_host && comm_path == CommPath::direct) comm_path = CommPath::host_staged;
     world_comm = make_device_communicator(std::move(world_comm), *backend, comm_path);
@@ -315,7 +318,8 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     // all of them exist (the simulator's runtime reserve is the same quantity). The device counts
     // every process on it, so ranks that share a GPU are not measured. 0 on the CPU backend. (The
     // last step ended with a synchronize.)
-    const bool shares_device = local_ranks > std::max(devices, 1);
+    const double my_gpu = gpu_keys[std::size_t(world0.rank())];
+    const bool shares_device = my_gpu != 0.0 && std::count(gpu_keys.begin(), gpu_keys.end(), my_gpu) > 1;
     const double runtime_bytes = shares_device ? 0.0 : double(backend->runtime_memory_bytes());
 
     // ---- what was measured ----

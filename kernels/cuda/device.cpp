@@ -14,6 +14,12 @@ int device_count() noexcept {
   return n;
 }
 
+std::string pci_bus_id(int ordinal) {
+  char id[32] = {};
+  TESSEL_CUDA_CHECK(cudaDeviceGetPCIBusId(id, sizeof id, ordinal));
+  return id;
+}
+
 namespace {
 
 bool has(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }

@@ -34,6 +34,10 @@ struct DeviceInfo {
 // Properties of the current device. Throws RuntimeError when there is none.
 DeviceInfo device_info();
 
+// The PCI bus id of CUDA device `ordinal` ("0000:1b:00.0"): the same GPU reads the same in every
+// process of its host, whatever CUDA_VISIBLE_DEVICES renumbered. Throws RuntimeError on error.
+std::string pci_bus_id(int ordinal);
+
 // Lets the current device's default memory pool keep freed blocks instead of returning them to
 // the driver at every synchronization (its default release threshold is 0 bytes), so that
 // stream-ordered allocations (cudaMallocAsync) are served from the pool after warm-up.
