@@ -3,6 +3,7 @@
 // (0 success, 1 runtime failure, 2 bad input, 3 no plan fits).
 #include "cli/app.h"
 
+#include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -56,6 +57,13 @@ int run_cli(int argc, char** argv, bool rethrow_internal_errors) {
         // Anything else is a bug in tessel, not in the input: the fuzzer wants to see it.
         if (rethrow_internal_errors) throw;
         std::cerr << "tessel: internal error: " << e.what() << "\n";
+        return 1;
+    }
+    // Output on stdout that did not all reach its destination (an exported config redirected to a
+    // full disk) is a failure, not a success.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::cerr << "tessel: could not write standard output\n";
         return 1;
     }
     return 0;

@@ -43,6 +43,8 @@ struct PlanArgs {
     int threads = 0;
 };
 
+constexpr double kMaxTrainingSteps = 9007199254740992.0;  // 2^53
+
 // "1.4T", "2e12", "300B" -> tokens.
 double parse_count(const std::string& text, const char* flag) {
     std::size_t used = 0;
@@ -121,6 +123,8 @@ void run_plan(const PlanArgs& a) {
     if (a.global_batch && *a.global_batch < 1) throw InputError("--global-batch: expected a positive number of sequences");
     if (a.seq && *a.seq < 1) throw InputError("--seq: expected a positive sequence length");
     if (a.top < 1) throw InputError(fmt::format("--top: expected at least 1, got {}", a.top));
+    const std::optional<double> tokens_asked =
+        a.tokens ? std::optional<double>(parse_count(*a.tokens, "--tokens")) : std::nullopt;
     if (a.emit && a.json_file == "-") throw InputError("--json -: stdout holds the --emit config; give --json a file");
     std::FILE* table = check_outputs({{"--json", a.json_file}});
 
@@ -150,6 +154,10 @@ void run_plan(const PlanArgs& a) {
     o.simulate = simulate_options_for(framework, precision);
     // stdout holds the exported config or the JSON when either goes there.
     Printer pr{a.emit ? stderr : table};
+    if (o.objective == Objective::tokens_per_dollar && !(c.price_per_gpu_hour > 0))
+        pr.line("note: {} has no price_per_gpu_hour: plans rank by tokens per GPU-hour (the same order at any one "
+                "price), and tokens/$ reads 0",
+                cluster_origin);
 
     ModelSpec m;
     SearchResult result;
@@ -188,6 +196,12 @@ void run_plan(const PlanArgs& a) {
         const bool default_model = a.model.empty();
         m = load_model(default_model ? kDefaultModel : a.model);
         const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0), precision);
+        // Steps are counted in whole numbers (the JSON's steps, Megatron's --train-iters): a count
+        // beyond 2^53 is no longer exact in a double, nor meaningful.
+        const double tokens_per_step = double(req.global_batch_size) * req.seq_length;
+        if (tokens_asked && *tokens_asked / tokens_per_step > kMaxTrainingSteps)
+            throw InputError(fmt::format("--tokens {}: {:.3g} steps of {} tokens, more than the {:.3g} counted exactly",
+                                         *a.tokens, *tokens_asked / tokens_per_step, tokens_per_step, kMaxTrainingSteps));
         pr.line("Planning {}{} on {} GPUs of {}{} ({} node{} x {} {}, {:.4g} GiB each)", m.name,
                 default_model ? " (built-in default model)" : "", c.num_gpus(), c.name,
                 default_cluster ? " (built-in default cluster)" : "", c.num_nodes, c.num_nodes == 1 ? "" : "s",
@@ -201,7 +215,7 @@ void run_plan(const PlanArgs& a) {
         if (o.progress) fmt::print(stderr, "\r{:100}\r", "");
         if (a.tokens || a.chinchilla) {
             const double params = double(count_parameters(m).total);
-            const double tokens = a.tokens ? parse_count(*a.tokens, "--tokens") : chinchilla_tokens(params);
+            const double tokens = tokens_asked ? *tokens_asked : chinchilla_tokens(params);
             budget = budget_for_tokens(tokens, result.best.front(), c.price_per_gpu_hour);
             budget_origin = a.tokens ? "--tokens"
                                      : "Chinchilla, 20 tokens per parameter, embeddings included (Hoffmann et al. 2022, Table 3)";
@@ -252,7 +266,7 @@ void add_plan(CLI::App& app) {
     cmd->footer(fmt::format(
         "With no arguments: {} on {} resized to {} GPUs.\n"
         "Default global batch: 2^21 tokens / seq (at least GPUs / 8), raised to the smallest odd(GPUs) x 2^k so every "
-        "data-parallel size divides it.\n"
+        "data-parallel size up to the batch divides it.\n"
         "Examples:\n"
         "  tessel plan\n"
         "  tessel plan --model gpt3-175b --cluster dgx-a100 --gpus 384 --global-batch 1536 --top 5 --json plans.json\n"

@@ -31,7 +31,16 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
     // sizes; a next size outside the bracket is replaced by the bracket's geometric middle.
     double lower = 0, upper = std::numeric_limits<double>::infinity();
     const double smallest_shape = double(count_parameters(llama_style_model(0, seq)).total);
+    const double largest_shape = largest_llama_style_parameters(seq);
     for (int round = 0; round < kBudgetRounds; ++round) {
+        if (parameters > largest_shape) {
+            const bool by_days = b.days > 0;
+            throw InputError(fmt::format(
+                "{} {}: its compute-optimal model has {:.3g} parameters, more than the largest shape tessel plans "
+                "({:.3g} parameters: width 65536, {} layers, the most a model file may have): give a smaller budget",
+                by_days ? "--days" : "--gpu-hours", by_days ? b.days : b.gpu_hours, parameters, largest_shape,
+                kMaxNumLayers));
+        }
         out.model = llama_style_model(parameters, seq);
         const double n = double(count_parameters(out.model).total);
         const PlanRequest req = complete_request(out.model, c, global_batch_size, seq, precision);

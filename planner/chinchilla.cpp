@@ -45,7 +45,7 @@ TrainingBudget budget_for_tokens(double tokens, const SimulationResult& r, doubl
 json to_json(const TrainingBudget& b) {
     // Steps are whole; a cluster without price_per_gpu_hour has no cost (null), not a free run.
     return json{{"tokens", b.tokens},
-                {"steps", (long long)b.steps},
+                {"steps", b.steps <= 9007199254740992.0 ? json((long long)b.steps) : json(b.steps)},  // exact to 2^53
                 {"days", b.days},
                 {"gpu_hours", b.gpu_hours},
                 {"cost", b.cost > 0 ? json(b.cost) : json(nullptr)}};

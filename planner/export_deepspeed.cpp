@@ -64,10 +64,15 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
                                       "--global-batch-size {}",
                                       p.tp, p.pp, p.microbatch_size, p.global_batch_size));
     if (recompute)
+        // Megatron-DeepSpeed's --checkpoint-activations means full, uniform recompute (its
+        // validate_args), as HF's gradient_checkpointing does; selective has its own flag.
         e.notes.push_back(fmt::format("activation_checkpointing only configures deepspeed.checkpointing: the model must "
-                                      "call it ({} recompute; Megatron-DeepSpeed: --checkpoint-activations; HF Trainer: "
-                                      "gradient_checkpointing)",
-                                      to_string(p.recompute)));
+                                      "call it ({} recompute; {})",
+                                      to_string(p.recompute),
+                                      p.recompute == Recompute::selective
+                                          ? "Megatron-DeepSpeed: --recompute-granularity selective; HF Trainer has no "
+                                            "selective mode"
+                                          : "Megatron-DeepSpeed: --checkpoint-activations; HF Trainer: gradient_checkpointing"));
     if (p.precision == Precision::fp8)
         e.notes.push_back(fp8_note(c, "fp8 was simulated (Transformer Engine's GEMMs); DeepSpeed's JSON has no fp8 "
                                       "switch: the config trains in bf16 unless the model's linear layers are "

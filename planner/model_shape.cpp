@@ -32,23 +32,31 @@ ModelSpec shape(int hidden, int layers, int seq_length) {
 }
 }  // namespace
 
+constexpr int kWidestShape = 65536;
+
+double largest_llama_style_parameters(int seq_length) {
+    return double(count_parameters(shape(kWidestShape, kMaxNumLayers, seq_length)).total);
+}
+
 ModelSpec llama_style_model(double parameters, int seq_length) {
     ModelSpec best;
     double best_distance = 1e300;
-    for (int hidden = 1024; hidden <= 65536; hidden += 512) {
+    for (int hidden = 1024; hidden <= kWidestShape; hidden += 512) {
         const ModelSpec one = shape(hidden, 1, seq_length);
         const auto pc = count_parameters(one);
         const double per_layer = double(pc.per_layer);
         const double fixed = double(pc.total - pc.per_layer);
-        const int layers = int(std::lround((parameters - fixed) / per_layer));
-        if (layers < 2) continue;
+        const double depth = std::round((parameters - fixed) / per_layer);  // in a double: no int overflow
+        if (depth < 2 || depth > kMaxNumLayers) continue;
+        const int layers = int(depth);
         const double distance = std::abs(std::log(double(hidden) / layers / kTargetAspectRatio));
         if (distance < best_distance) {
             best_distance = distance;
             best = shape(hidden, layers, seq_length);
         }
     }
-    if (best.num_layers == 0) best = shape(1024, 2, seq_length);  // below ~0.5B the embeddings dominate
+    if (best.num_layers == 0)  // below ~0.5B the embeddings dominate; above the largest shape, that one
+        best = parameters > 1e9 ? shape(kWidestShape, kMaxNumLayers, seq_length) : shape(1024, 2, seq_length);
     best.name = fmt::format("llama-style-{:.1f}b", double(count_parameters(best).total) / 1e9);
     return best;
 }

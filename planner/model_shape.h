@@ -16,7 +16,10 @@ namespace tessel {
 inline constexpr double kTargetAspectRatio = 128;  // hidden / layers, Llama-2 7B/13B and Llama-3 8B
 inline constexpr int kLlama3Vocab = 128256;         // Llama 3 tokenizer (Dubey et al. 2024, §2)
 
-// The shape nearest `parameters` (within a layer's worth) with the aspect ratio nearest 128.
+// The shape nearest `parameters` (within a layer's worth) with the aspect ratio nearest 128; the
+// largest shape (below) for any count above it.
 ModelSpec llama_style_model(double parameters, int seq_length);
+// Parameters of the largest shape: the widest (65536) at the most layers a model file may have.
+double largest_llama_style_parameters(int seq_length);
 
 }  // namespace tessel

@@ -267,14 +267,23 @@ private:
     std::atomic<double> best_score_{0.0};
 };
 
-// The nearest misses by memory, for the message when nothing fits.
+// The nearest misses by memory, for the message when nothing fits. Plans come with their exact
+// peak or only a lower bound on it (those pruned early), so more are kept than are shown:
+// throw_no_plan ranks them by the exact peak. Placements of one plan share their memory: one each.
 class Misses {
 public:
+    static constexpr std::size_t kKept = 24;
     void offer(const Plan& p, double peak_GiB) {
         std::lock_guard<std::mutex> lock(mutex_);
+        const auto same_plan = [&](const auto& x) { return x.first.describe() == p.describe(); };  // placement aside
+        auto it = std::find_if(misses_.begin(), misses_.end(), same_plan);
+        if (it != misses_.end()) {
+            if (peak_GiB >= it->second) return;
+            misses_.erase(it);
+        }
         misses_.push_back({p, peak_GiB});
         std::sort(misses_.begin(), misses_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-        if (misses_.size() > 3) misses_.resize(3);
+        if (misses_.size() > kKept) misses_.resize(kKept);
     }
     std::vector<std::pair<Plan, double>> take() { return std::move(misses_); }
 
@@ -332,9 +341,13 @@ std::string rule_summary(const SearchResult& r) {
     const double usable = usable_memory_GiB(c, o.memory_headroom);
     msg += fmt::format("{} plans pass the rules but none fits in {:.1f} GiB per GPU ({:.0f} GiB less {:.0f}% headroom)",
                        r.considered - r.rejected, usable, c.gpu.memory_GiB, 100 * o.memory_headroom);
-    if (!misses.empty()) msg += "; the closest:";
-    for (const auto& [p, peak] : misses) {
-        const MemoryBreakdown b = estimate_memory(m, c, p, o.simulate);
+    std::vector<std::pair<Plan, MemoryBreakdown>> closest;
+    for (const auto& miss : misses) closest.push_back({miss.first, estimate_memory(m, c, miss.first, o.simulate)});
+    std::stable_sort(closest.begin(), closest.end(),
+                     [](const auto& a, const auto& b) { return a.second.peak < b.second.peak; });
+    if (closest.size() > 3) closest.resize(3);
+    if (!closest.empty()) msg += "; the closest:";
+    for (const auto& [p, b] : closest) {
         msg += fmt::format(
             "\n  {} ({}): {:.1f} GiB (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
             "buffers {:.1f}) vs {:.1f} usable",

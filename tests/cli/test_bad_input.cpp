@@ -188,6 +188,14 @@ std::vector<BadInput> cases() {
         {"NaN calibrate memory", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--memory-GiB", "nan"}, 2,
          {"--memory-GiB"}},
         // dp x microbatch is 2^32 sequences: an int product wrapped to 0 and the process died dividing by it.
+        // 1e17 GPU-hours on 64 H100s sizes a model of ~3e16 parameters (Chinchilla: N = sqrt(C / 120),
+        // C ~ 64 x 989e12 x 0.4 x 1e17 x 3600 / 64 ~ 1.4e35 FLOPs): past 100,000 layers of width 65536
+        // (~5.4e15); the search over it ran for minutes before this was refused.
+        {"budget beyond the largest shape", nullptr, {"plan", "--gpu-hours", "1e17"}, 2,
+         {"--gpu-hours 1e+17", "largest shape"}},
+        // 1e30 tokens of 2^21 per step: 4.8e23 steps, written as a negative integer before.
+        {"tokens beyond exact steps", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--tokens", "1e30",
+         "--json", "%/out.json"}, 2, {"--tokens 1e30", "steps"}},
         {"dp x microbatch beyond an int", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100", "--gpus", "4096",
          "--dp", "4096", "--microbatch-size", "1048576", "--global-batch-size", "1", "--seq", "128"}, 2,
          {"global_batch_size", "4294967296"}},

@@ -59,6 +59,22 @@ TEST(Feasibility, PipelineSplits) {
     EXPECT_EQ(check_rules(m, make_plan(1, 1, 1, 1, 1, 12, 2048, 2)), Rule::layers_pp);  // interleaving without PP
 }
 
+TEST(Feasibility, PipelineSplitRuleAgreesWithTheSplitItself) {
+    // The rule is a closed form (it is asked for every v of every depth); the reference is the
+    // split layers_per_chunk builds: supported when its middle chunks are alike and none is empty.
+    for (int layers = 1; layers <= 200; ++layers)
+        for (int pp = 1; pp <= 16; ++pp)
+            for (int v = 1; v <= 8; ++v) {
+                bool built = pp * v <= layers;
+                if (built) {
+                    const std::vector<int> split = layers_per_chunk(layers, pp, v);
+                    for (std::size_t c = 2; c + 1 < split.size(); ++c) built = built && split[c] == split[1];
+                    for (int n : split) built = built && n >= 1;
+                }
+                EXPECT_EQ(pipeline_split_supported(layers, pp, v), built) << layers << " layers, pp " << pp << ", v " << v;
+            }
+}
+
 TEST(Feasibility, ContextParallelNeedsTwoChunksPerRank) {
     const ModelSpec m = toy_model(8, 8, 8, 64, 4096);
     EXPECT_EQ(check_rules(m, make_plan(1, 1, 1, 4, 1, 8, 4096)), Rule::ok);
