@@ -37,7 +37,6 @@ ParallelGroups make_parallel_groups(const Plan& plan, std::unique_ptr<Communicat
     g.tp = world->split(lists.tp);
     g.cp = world->split(lists.cp);
     g.pp = world->split(lists.pp);
-    g.dp = world->split(lists.dp);
     g.dp_cp = world->split(lists.dp_cp);
     if (!lists.embedding.empty()) g.embedding = world->split(lists.embedding);
     g.world = std::move(world);

@@ -24,9 +24,11 @@ struct ParallelGroups {
     ParallelSizes sizes;
     RankCoords coords;
     int world_rank = 0;
-    std::unique_ptr<Communicator> world, tp, cp, pp, dp;
+    std::unique_ptr<Communicator> world, tp, cp, pp;
     // Data- and context-parallel ranks hold the same parameters (Megatron's data-parallel group
-    // with context parallelism): gradients are reduced and ZeRO shards over this group.
+    // with context parallelism): gradients are reduced and ZeRO shards over this group. Nothing
+    // goes over the data-parallel group alone, so it gets no communicator (under NCCL each one
+    // holds device memory): with cp = 1 this is that group.
     std::unique_ptr<Communicator> dp_cp;
     std::unique_ptr<Communicator> embedding;  // first and last pipeline stage; nullptr elsewhere or when pp = 1
 };

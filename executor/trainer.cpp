@@ -176,7 +176,6 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     g.tp = make_timed_communicator(std::move(g.tp), &comm.tp, queued);
     g.cp = make_timed_communicator(std::move(g.cp), &comm.cp, queued);
     g.pp = make_timed_communicator(std::move(g.pp), &comm.pp, queued);
-    g.dp = make_timed_communicator(std::move(g.dp), &comm.dp, queued);
     g.dp_cp = make_timed_communicator(std::move(g.dp_cp), &comm.dp, queued);
     g.embedding = make_timed_communicator(std::move(g.embedding), &comm.dp, queued);
     if (g.pp) g.pp->prepare_neighbour_transfers();  // the stages' sends go to stage ± 1

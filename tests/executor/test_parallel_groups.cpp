@@ -32,7 +32,7 @@ TEST(ParallelGroups, NoEmbeddingGroupWithoutAPipeline) {
 TEST(ParallelGroups, OneRankWorldWithTheSelfCommunicator) {
     Plan p;
     ParallelGroups g = make_parallel_groups(p, make_self_communicator());
-    ASSERT_TRUE(g.tp && g.pp && g.dp && g.world);
+    ASSERT_TRUE(g.tp && g.pp && g.dp_cp && g.world);
     EXPECT_EQ(g.tp->size(), 1);
     EXPECT_FALSE(g.embedding);
 }
