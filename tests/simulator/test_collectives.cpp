@@ -1,6 +1,8 @@
 // Collective costs against their α–β hand derivations and nccl-tests' bus-bandwidth factors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/topology.h"
 #include "simulator/comm_cost.h"
 #include "test_clusters.h"
@@ -102,4 +104,75 @@ TEST(Collectives, ContextParallelRingsAcrossNodesShareTheirNics) {
     EXPECT_NEAR(make_ring_link(topo, {0, 8}, "tp-dp-cp-pp", ParallelSizes{4, 2, 2, 1}, e).bandwidth_Bps, 25e9 / 4, 1e3);
     // cp4 inside a node pairs (tp2, order tp-cp-dp-pp): ranks 0,2,4,6 form one ring, all on NVLink.
     EXPECT_NEAR(make_ring_link(topo, {0, 2, 4, 6}, "tp-cp-dp-pp", ParallelSizes{2, 4, 2, 1}, e).bandwidth_Bps, 300e9, 1e3);
+}
+
+namespace {
+// simple_node (8 GPUs a node, NVLink 300 GB/s, 3 us a hop, NCCL at the full link, no call
+// latency) with a measured collective table in its profile, written in the JSON format of
+// simulator/hardware_efficiency.h: busbw in GB/s (1e9 B/s) at S bytes.
+ClusterSpec node_with_collective_table() {
+    ClusterSpec c = test::simple_node(300, 3);
+    json profile = *c.profile;
+    profile["collective_table"] = json::array({
+        {{"collective", "all_reduce"}, {"bytes", 1 << 20}, {"busbw_GBps", 10}},
+        {{"collective", "all_reduce"}, {"bytes", 1 << 22}, {"busbw_GBps", 20}},
+        {{"collective", "send_recv"}, {"bytes", 1 << 20}, {"busbw_GBps", 5}},
+    });
+    c.profile = profile;
+    return c;
+}
+}  // namespace
+
+TEST(Collectives, MeasuredTableGivesBusFactorTimesSOverTheInterpolatedBusbw) {
+    // The documented rule (hardware_efficiency.h, table_bus_bandwidth): a group inside one node
+    // takes t = busbw-factor x S / busbw(S), with busbw linear in log S between the measured sizes
+    // (log busbw linear in log2 S, hardware_efficiency.cpp) and the nearest
+    // size's value beyond them; no alpha-beta latency is added.
+    const ClusterSpec c = node_with_collective_table();
+    const Topology topo(c);
+    const HardwareEfficiency e = hardware_efficiency(c);
+    ASSERT_TRUE(e.collective_table);
+    const CommGroup g = make_comm_group(topo, {0, 1, 2, 3}, e);
+    ASSERT_EQ(g.num_nodes, 1);
+    const double f = 2.0 * 3 / 4;  // all-reduce over n = 4: 2(n-1)/n
+    // At the table points: 1 MiB at 10 GB/s, 4 MiB at 20 GB/s.
+    EXPECT_NEAR(table_bus_bandwidth(*e.collective_table, Collective::all_reduce, 1 << 20), 10e9, 1e-3);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1 << 20, g), f * 1048576 / 10e9, 1e-15);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1 << 22, g), f * 4194304 / 20e9, 1e-15);
+    // Between them, 2 MiB is half way in log2 S (21 between 20 and 22): log busbw half way,
+    // busbw = sqrt(10 x 20) GB/s = 14.142 GB/s.
+    const double mid_busbw = std::sqrt(10e9 * 20e9);
+    EXPECT_NEAR(table_bus_bandwidth(*e.collective_table, Collective::all_reduce, 1 << 21), mid_busbw, 1e-3);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1 << 21, g), f * 2097152 / mid_busbw, 1e-15);
+    // A quarter of the way, 2^20.5 B: busbw = 10^(3/4) x 20^(1/4) GB/s.
+    const double quarter = std::pow(2.0, 20.5);
+    const double quarter_busbw = std::pow(10e9, 0.75) * std::pow(20e9, 0.25);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, quarter, g), f * quarter / quarter_busbw, 1e-15);
+    // Beyond the table: the nearest size's busbw.
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1e3, g), f * 1e3 / 10e9, 1e-15);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1e9, g), f * 1e9 / 20e9, 1e-12);
+    // A point-to-point send inside the node uses its own row, factor 1: 1 MiB at 5 GB/s.
+    const CommGroup pair = make_p2p_link(topo, 0, 1, e);
+    EXPECT_NEAR(collective_time(Collective::send_recv, 1 << 20, pair), 1048576 / 5e9, 1e-15);
+    // A collective the table does not list keeps the alpha-beta model: all-gather over 4 ranks at
+    // 300 GB/s, (n-1)/n x S / bw + (n-1) hops of 3 us.
+    EXPECT_NEAR(collective_time(Collective::all_gather, 1 << 20, g), 0.75 * 1048576 / 300e9 + 3 * 3e-6, 1e-15);
+    // A group across nodes ignores the table (it was measured inside one node): alpha-beta over
+    // the 25 GB/s NIC, ring 2(n-1)/n x S / bw + 2(n-1) hops of the 5 us IB latency.
+    const CommGroup cross = make_comm_group(topo, {0, 8}, e);
+    ASSERT_EQ(cross.num_nodes, 2);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1 << 20, cross), 1.0 * 1048576 / 25e9 + 2 * 5e-6, 1e-12);
+}
+
+TEST(Collectives, MeasuredTableSurvivesTheProfileRoundTrip) {
+    const ClusterSpec c = node_with_collective_table();
+    ClusterSpec again = c;
+    again.profile = to_profile_json(hardware_efficiency(c));
+    const HardwareEfficiency e = hardware_efficiency(again);
+    ASSERT_TRUE(e.collective_table);
+    ASSERT_EQ(e.collective_table->size(), 3u);
+    // Same hand value as above: 2 MiB half way in log S between 10 and 20 GB/s.
+    EXPECT_NEAR(table_bus_bandwidth(*e.collective_table, Collective::all_reduce, 1 << 21), std::sqrt(10e9 * 20e9), 1e-3);
+    // No such collective in the table: 0, which tells collective_time to use the alpha-beta model.
+    EXPECT_EQ(table_bus_bandwidth(*e.collective_table, Collective::all_to_all, 1 << 21), 0.0);
 }

@@ -1,6 +1,8 @@
 // The compute model's shape effects, each against an independent count.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/errors.h"
 #include "core/presets.h"
 #include "simulator/compute_cost.h"
@@ -95,6 +97,55 @@ TEST(ComputeCost, StreamingTableSetsANamedKernelsBandwidth) {
     again.profile = to_profile_json(e);
     ASSERT_EQ(hardware_efficiency(again).streaming_table.size(), 1u);
     EXPECT_DOUBLE_EQ(hardware_efficiency(again).streaming_table[0].second, 0.2);
+}
+
+TEST(ComputeCost, GemmTableReplacesTheShapeModelByItsDocumentedInterpolation) {
+    // Two measured GEMMs, in the profile's JSON format (simulator/hardware_efficiency.h). The
+    // clock fraction is 1 and the memory fast (efficiency 100), so a GEMM's time is its compute
+    // alone: t = 2mnk / (312 TFLOP/s x efficiency), kernel launch 0.
+    ClusterSpec c = load_cluster("dgx-a100");
+    c.profile = json{{"kernel_launch_us", 0},
+                     {"sustained_clock_fraction", 1.0},
+                     {"memory_bandwidth_efficiency", 100},
+                     {"gemm_table",
+                      {{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"efficiency", 0.5}},
+                       {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"efficiency", 0.8}}}}};
+    const HardwareEfficiency e = hardware_efficiency(c);
+    ASSERT_EQ(e.gemm_table.size(), 2u);
+    ASSERT_DOUBLE_EQ(power_clock_fraction(c.gpu), 1.0);
+    const ComputeModel gpu(c.gpu, e, Precision::bf16);
+    ASSERT_DOUBLE_EQ(gpu.gemm_peak_flops(), 312e12);
+    auto hand_time = [](double m, double n, double k, double eff) { return 2.0 * m * n * k / (312e12 * eff); };
+    // The rule (hardware_efficiency.h): inverse-distance weights 1/d^4, d the distance between
+    // log2 (m, n, k), averaging log efficiencies; a measured shape returns its own value.
+    EXPECT_DOUBLE_EQ(gpu.gemm_efficiency({1024, 1024, 1024}), 0.5);
+    EXPECT_DOUBLE_EQ(gpu.gemm_efficiency({4096, 4096, 4096}), 0.8);
+    EXPECT_NEAR(gpu.gemm_time({1024, 1024, 1024}), hand_time(1024, 1024, 1024, 0.5), 1e-15);
+    EXPECT_NEAR(gpu.gemm_time({4096, 4096, 4096}), hand_time(4096, 4096, 4096, 0.8), 1e-15);
+    // 2048^3 lies 1 step of log2 from each point in each axis: d^2 = 3 to both, equal weights,
+    // the geometric mean sqrt(0.5 x 0.8) = 0.6325.
+    const double mid = std::sqrt(0.5 * 0.8);
+    EXPECT_NEAR(gpu.gemm_efficiency({2048, 2048, 2048}), mid, 1e-12);
+    EXPECT_NEAR(gpu.gemm_time({2048, 2048, 2048}), hand_time(2048, 2048, 2048, mid), 1e-15);
+    // (1024, 1024, 4096): d^2 = 4 to the first point, 4 + 4 = 8 to the second; weights 1/16 and
+    // 1/64, i.e. 4 : 1, so log eff = (4 ln 0.5 + ln 0.8) / 5.
+    const double skew = std::exp((4 * std::log(0.5) + std::log(0.8)) / 5);
+    EXPECT_NEAR(gpu.gemm_efficiency({1024, 1024, 4096}), skew, 1e-12);
+    EXPECT_NEAR(gpu.gemm_time({1024, 1024, 4096}), hand_time(1024, 1024, 4096, skew), 1e-15);
+    // Beyond the table, 16384^3: d^2 = 3 x 2^2 = 12 to the larger point, 3 x 4^2 = 48 to the
+    // smaller; weights 1/144 and 1/2304, i.e. 16 : 1.
+    const double beyond = std::exp((16 * std::log(0.8) + std::log(0.5)) / 17);
+    EXPECT_NEAR(gpu.gemm_efficiency({16384, 16384, 16384}), beyond, 1e-12);
+    // The table replaces the tile/wave model: gemm_max_efficiency no longer scales the result.
+    ClusterSpec capped = c;
+    (*capped.profile)["gemm_max_efficiency"] = 0.1;
+    const ComputeModel capped_gpu(capped.gpu, hardware_efficiency(capped), Precision::bf16);
+    EXPECT_DOUBLE_EQ(capped_gpu.gemm_efficiency({2048, 2048, 2048}), gpu.gemm_efficiency({2048, 2048, 2048}));
+    // The table survives the profile round trip.
+    ClusterSpec again = c;
+    again.profile = to_profile_json(e);
+    const ComputeModel again_gpu(again.gpu, hardware_efficiency(again), Precision::bf16);
+    EXPECT_NEAR(again_gpu.gemm_efficiency({2048, 2048, 2048}), mid, 1e-12);
 }
 
 TEST(ComputeCost, BadStreamingTableNamesItsKey) {
