@@ -195,6 +195,51 @@ void check_megatron(const ModelSpec& m, const Plan& p) {
     ASSERT_EQ(world % (tp * pp * cp), 0);
     const int dp = world / (tp * pp * cp);
     const int mbs = flag_int(f, "--micro-batch-size"), gbs = flag_int(f, "--global-batch-size");
+    // The plan is the reference: every size the script states is the plan's own (the data-parallel
+    // size is not a Megatron flag; Megatron derives it as world / (TP x PP x CP)).
+    for (const char* k : {"--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+                          "--micro-batch-size", "--global-batch-size", "--seq-length"})
+        EXPECT_EQ(f.count(k), 1u) << k;
+    EXPECT_EQ(tp, p.tp);
+    EXPECT_EQ(pp, p.pp);
+    EXPECT_EQ(cp, p.cp);
+    EXPECT_EQ(dp, p.dp);
+    EXPECT_EQ(mbs, p.microbatch_size);
+    EXPECT_EQ(gbs, p.global_batch_size);
+    EXPECT_EQ(flag_int(f, "--seq-length"), p.seq_length);
+    EXPECT_EQ(f.count("--sequence-parallel"), p.sequence_parallel ? 1u : 0u);
+    // Virtual stages: one of the two interleaving forms exactly when the plan interleaves (their
+    // counts are compared with p.virtual_stages below).
+    EXPECT_EQ(f.count("--num-layers-per-virtual-pipeline-stage") + f.count("--pipeline-model-parallel-layout"),
+              p.virtual_stages > 1 ? 1u : 0u);
+    // ZeRO-1 and above is Megatron's distributed optimizer (optimizer states sharded over DP).
+    EXPECT_EQ(f.count("--use-distributed-optimizer"), p.zero_stage >= 1 ? 1u : 0u);
+    // Recompute (Megatron arguments.py): none -> no flag; selective -> --recompute-granularity
+    // selective; full -> granularity full with --recompute-method block N for the plan's first N
+    // layers of each chunk, or uniform 1 (every layer its own checkpoint) when it recomputes all.
+    const auto granularity = f.find("--recompute-granularity");
+    const auto method = f.find("--recompute-method");
+    switch (p.recompute) {
+        case Recompute::none: EXPECT_EQ(granularity, f.end()); break;
+        case Recompute::selective:
+            ASSERT_NE(granularity, f.end());
+            EXPECT_EQ(granularity->second, "selective");
+            break;
+        case Recompute::full:
+            ASSERT_NE(granularity, f.end());
+            EXPECT_EQ(granularity->second, "full");
+            ASSERT_NE(method, f.end());
+            EXPECT_EQ(method->second, p.recompute_layers > 0 ? "block" : "uniform");
+            EXPECT_EQ(flag_int(f, "--recompute-num-layers"), p.recompute_layers > 0 ? p.recompute_layers : 1);
+            break;
+    }
+    // Precision: bf16 -> --bf16; fp16 -> --fp16; fp32 -> neither. fp8 keeps --bf16 for everything
+    // outside the GEMMs; on this cluster (DGX A100: compute capability 8.0, no fp8 tensor cores,
+    // which Transformer Engine needs) it asks for no --fp8-format.
+    const bool sixteen_bf = p.precision == Precision::bf16 || p.precision == Precision::fp8;
+    EXPECT_EQ(f.count("--bf16"), sixteen_bf ? 1u : 0u);
+    EXPECT_EQ(f.count("--fp16"), p.precision == Precision::fp16 ? 1u : 0u);
+    EXPECT_EQ(f.count("--fp8-format"), 0u);
     EXPECT_EQ(gbs % (mbs * dp), 0) << "global batch size is not divisible by micro batch size times data parallel size";
     const int layers = flag_int(f, "--num-layers"), heads = flag_int(f, "--num-attention-heads");
     EXPECT_EQ(heads % tp, 0);
@@ -291,6 +336,41 @@ void check_deepspeed(const ModelSpec& m, const Plan& p) {
     const int micro = j["train_micro_batch_size_per_gpu"], gas = j["gradient_accumulation_steps"];
     EXPECT_EQ(j["train_batch_size"].get<int>(), micro * gas * p.dp);
     EXPECT_EQ(j["train_batch_size"].get<int>(), p.global_batch_size);
+    // The plan is the reference: the micro batch is the plan's, and the accumulation steps are
+    // global / (micro x DP), the plan's microbatches per step (each data-parallel rank runs them).
+    EXPECT_EQ(micro, p.microbatch_size);
+    EXPECT_EQ(gas, p.global_batch_size / (p.microbatch_size * p.dp));
+    // Precision: fp16 -> fp16.enabled; bf16, and fp8 (whose non-GEMM work is bf16) -> bf16.enabled;
+    // fp32 -> neither.
+    EXPECT_EQ(j["fp16"]["enabled"].get<bool>(), p.precision == Precision::fp16);
+    EXPECT_EQ(j["bf16"]["enabled"].get<bool>(), p.precision == Precision::bf16 || p.precision == Precision::fp8);
+    // Recompute: DeepSpeed's JSON has no mode, only how deepspeed.checkpointing stores the
+    // checkpoints: partitioned over the TP ranks when there are several and the plan recomputes.
+    // The mode itself is in the note that says which flag the model must be run with.
+    EXPECT_EQ(j["activation_checkpointing"]["partition_activations"].get<bool>(), p.recompute != Recompute::none && p.tp > 1);
+    bool recompute_note = false, mode_named = false, flag_named = false, degrees_named = false;
+    const std::string mode = p.recompute == Recompute::full ? "full recompute" : "selective recompute";
+    const std::string flag =
+        p.recompute == Recompute::full ? "--checkpoint-activations" : "--recompute-granularity selective";
+    const std::string degrees = "--tensor-model-parallel-size " + std::to_string(p.tp) +
+                                " --pipeline-model-parallel-size " + std::to_string(p.pp) + " --micro-batch-size " +
+                                std::to_string(p.microbatch_size) + " --global-batch-size " +
+                                std::to_string(p.global_batch_size);
+    for (const auto& n : e.notes) {
+        if (n.find("activation_checkpointing") != std::string::npos) {
+            recompute_note = true;
+            mode_named |= n.find(mode) != std::string::npos;
+            flag_named |= n.find(flag) != std::string::npos;
+        }
+        degrees_named |= n.find(degrees) != std::string::npos;
+    }
+    EXPECT_EQ(recompute_note, p.recompute != Recompute::none);
+    if (p.recompute != Recompute::none) {
+        EXPECT_TRUE(mode_named) << mode;
+        EXPECT_TRUE(flag_named) << flag;
+    }
+    // The JSON has no TP/PP degree: the note gives the Megatron-DeepSpeed flags with the plan's.
+    EXPECT_EQ(degrees_named, p.tp > 1 || p.pp > 1) << degrees;
     EXPECT_FALSE(j["fp16"]["enabled"].get<bool>() && j["bf16"]["enabled"].get<bool>());
     if (j["zero_optimization"].contains("offload_param")) {
         EXPECT_EQ(j["zero_optimization"]["stage"], 3);
@@ -346,6 +426,30 @@ void check_torchtitan(const ModelSpec& m, const Plan& p, TorchtitanFormat format
     const int cp = num("parallelism.context_parallel_degree", 1);
     ASSERT_GT(shard, 0);  // explicit, not "the rest"
     EXPECT_EQ(replicate * shard * cp * tp * pp, world);
+    // The plan is the reference: each degree one by one. Data parallelism is FSDP's shard degree
+    // where the plan shards weights or gradients (ZeRO 2-3, or ZeRO 1 under pipelining, which
+    // torchtitan runs as FSDP keeping the gathered weights), DDP's replicate degree otherwise.
+    EXPECT_EQ(tp, p.tp);
+    EXPECT_EQ(pp, p.pp);
+    EXPECT_EQ(cp, p.cp);
+    const bool fsdp = p.zero_stage >= 2 || (p.zero_stage == 1 && p.pp > 1);
+    EXPECT_EQ(shard, fsdp ? p.dp : 1);
+    EXPECT_EQ(replicate, fsdp ? 1 : p.dp);
+    EXPECT_EQ(num("training.seq_len", -1), p.seq_length);
+    // torchtitan's local_batch_size is one DP rank's batch: the pipeline splits it into microbatches
+    // of pipeline_parallel_microbatch_size (so global / DP), while without stages torchtitan
+    // accumulates gradients over global / (local x DP) steps of local = the plan's micro batch.
+    EXPECT_EQ(num("training.local_batch_size", -1), p.pp > 1 ? p.global_batch_size / p.dp : p.microbatch_size);
+    // Precision: torchtitan's mixed_precision_param is "bfloat16" | "float32" (config-formats.md
+    // §B3); fp8 GEMMs keep bf16 parameters.
+    const std::string param = v["training.mixed_precision_param"];
+    if (p.precision == Precision::fp32) EXPECT_EQ(param, "float32");
+    if (p.precision == Precision::bf16 || p.precision == Precision::fp8) EXPECT_EQ(param, "bfloat16");
+    // Recompute: torchtitan's activation_checkpoint.mode names the same three modes.
+    const std::string expected_mode =
+        p.recompute == Recompute::none ? "none" : p.recompute == Recompute::selective ? "selective" : "full";
+    EXPECT_EQ(v["activation_checkpoint.mode"], expected_mode);
+    EXPECT_EQ(v.count("activation_checkpoint.selective_ac_option"), p.recompute == Recompute::selective ? 1u : 0u);
     const int local = num("training.local_batch_size", 8), global = num("training.global_batch_size", -1);
     const int batch_degree = replicate * shard;
     ASSERT_GT(global, 0);
@@ -354,6 +458,7 @@ void check_torchtitan(const ModelSpec& m, const Plan& p, TorchtitanFormat format
     if (pp > 1) {
         const int pp_mb = num("parallelism.pipeline_parallel_microbatch_size", 1);
         EXPECT_EQ(local % pp_mb, 0);
+        EXPECT_EQ(pp_mb, p.microbatch_size);
         const int per_stage = num("parallelism.pipeline_parallel_layers_per_stage", 0);
         ASSERT_GT(per_stage, 0);
         // torchtitan's split (pipeline_parallel.py): the embedding and the output count as
@@ -365,6 +470,7 @@ void check_torchtitan(const ModelSpec& m, const Plan& p, TorchtitanFormat format
         const int effective = m.num_layers + first_less + last_less;
         const int stages = (effective + per_stage - 1) / per_stage;
         EXPECT_EQ(stages % pp, 0);  // virtual stages divisible by PP
+        EXPECT_EQ(stages / pp, p.virtual_stages);  // the plan's chunks per pipeline rank
         const int base = effective / stages, extra = effective % stages;
         ASSERT_LE(first_less, base);
         ASSERT_LE(last_less, base);
@@ -374,6 +480,7 @@ void check_torchtitan(const ModelSpec& m, const Plan& p, TorchtitanFormat format
             EXPECT_EQ(built, chunks[s]) << "stage " << s;  // torchtitan builds what the simulator ran
         }
         const bool multi = v["parallelism.pipeline_parallel_schedule"] == "Interleaved1F1B";
+        EXPECT_EQ(v["parallelism.pipeline_parallel_schedule"], p.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B");
         if (multi) {
             EXPECT_GE(stages / pp, 2);
         } else {
@@ -634,6 +741,28 @@ TEST(Export, PlannerSimulatesTheStackTheConfigRuns) {
     EXPECT_EQ(any.gradient_accumulation_fusion, d.gradient_accumulation_fusion);
     EXPECT_EQ(any.grad_reduce_in_fp32, d.grad_reduce_in_fp32);
     EXPECT_EQ(any.fused_elementwise, d.fused_elementwise);
+}
+
+// Every precision and recompute mode through the three exporters: the check_* helpers compare
+// each emitted degree, batch, sequence length, recompute setting and precision with the plan.
+TEST(Export, EmittedValuesAreThePlansForEveryPrecisionAndRecompute) {
+    const ModelSpec m = load_model("llama3-8b");
+    for (Precision prec : {Precision::bf16, Precision::fp16, Precision::fp32, Precision::fp8}) {
+        for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+            Plan p = make_plan(2, 4, 4, 2, 1, 128, 8192, 2, 1, rc, true);
+            p.precision = prec;
+            check_megatron(m, p);
+            check_deepspeed(m, p);
+            // torchtitan has no fp16 (mixed_precision_param is bfloat16 | float32).
+            if (prec != Precision::fp16) check_torchtitan(m, p, TorchtitanFormat::toml);
+        }
+    }
+    // Full recompute of the first 3 layers of each chunk: Megatron's block method.
+    Plan partial = make_plan(4, 2, 8, 1, 2, 256, 4096, 1, 0, Recompute::full);
+    partial.recompute_layers = 3;
+    check_megatron(m, partial);
+    // ZeRO 0 (DDP) and ZeRO 1 without stages stay replicated in torchtitan; ZeRO 3 shards.
+    for (int zero : {0, 1, 3}) check_torchtitan(m, make_plan(2, 1, 16, 1, 2, 256, 4096, 1, zero), TorchtitanFormat::overrides);
 }
 
 TEST(ExportTorchtitan, ParsesFormat) {
