@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/json_io.h"
+#include "core/presets.h"
 #include "tests/cli/run_tessel.h"
 
 using tessel::json;
@@ -186,6 +187,28 @@ TEST(SimulateCli, GpusPerNodeSplitsTensorParallelismAcrossNodes) {
     // latency terms, the same in both, keep the exposed time from growing by all of that.
     EXPECT_GT(split["time_s"]["tp_comm_exposed"].get<double>(), 1.5 * whole["time_s"]["tp_comm_exposed"].get<double>());
     EXPECT_GT(split["step_time_s"].get<double>(), whole["step_time_s"].get<double>());
+    // Exactly, with the latencies zeroed (a copy of the preset: links and collective calls at 0 us),
+    // every TP collective is the same ring (factor 2 x 7/8 of the same S) at its bandwidth alone:
+    // NVLink 450 GB/s at NCCL's intra-node 0.8 = 360 GB/s, against four GPUs' share of their
+    // node's four 50 GB/s NICs, 200 GB/s at NCCL's inter-node 0.9 = 180 GB/s: 2.0x (the 2.25x
+    // above is the raw links').
+    json quiet = tessel::to_json(tessel::load_cluster("dgx-h100"));
+    quiet["intra_node"]["latency_us"] = 0;
+    quiet["inter_node"]["latency_us"] = 0;
+    quiet["profile"] = {{"collective", {{"latency_us", 0}}}};
+    write_text(dir + "/quiet-h100.json", quiet.dump());
+    auto sim_quiet = [&](std::vector<std::string> extra, const std::string& file) {
+        std::vector<std::string> args = {"simulate", "--model", "llama3-8b", "--cluster", dir + "/quiet-h100.json", "--gpus",
+                                         "8", "--tp", "8", "--global-batch-size", "8", "--json", dir + "/" + file};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = run_tessel(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return read(dir + "/" + file)["time_s"]["tp_comm_exposed"].get<double>();
+    };
+    const double quiet_whole = sim_quiet({}, "quiet-whole.json");
+    const double quiet_split = sim_quiet({"--gpus-per-node", "4"}, "quiet-split.json");
+    ASSERT_GT(quiet_whole, 0);
+    EXPECT_NEAR(quiet_split / quiet_whole, (450 * 0.8) / (4 * 50 * 0.9), 1e-6);
     // The plan searches the same partial nodes: two GB200 racks of 64.
     auto p = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "gb200-nvl72", "--gpus-per-node", "64", "--gpus", "128",
                          "--top", "1"});

@@ -145,6 +145,18 @@ TEST(Simulate, TheSlowestPipelineSendPacesTheStep) {
     };
     // A 50 GB/s NIC against 450 GB/s of NVLink, less the latencies both pay.
     EXPECT_GT(longest_send(six), 3.0 * longest_send(twelve));
+    // With the latencies zeroed (links and the collective call), a send is S / bw alone: the same
+    // S on both clusters (tp 4 without sequence parallelism: each TP rank sends the whole
+    // boundary), bw the NIC's 50 GB/s at NCCL's 0.9 across nodes (one NIC per GPU here, so rank
+    // 2's send to rank 6 shares it with no one) against NVLink's 450 GB/s at 0.8 inside one:
+    //   ratio = (450 x 0.8) / (50 x 0.9) = 360 / 45 = 8.
+    auto zero_latency = [](ClusterSpec c) {
+        c.intra_node.latency_us = 0;
+        c.inter_node.latency_us = 0;
+        c.profile = json{{"collective", {{"latency_us", 0}}}};
+        return c;
+    };
+    EXPECT_NEAR(longest_send(zero_latency(six)) / longest_send(zero_latency(twelve)), 8.0, 1e-9);
 }
 
 // DeepSpeed's pipeline engine reduces after the flush and takes only ZeRO-0/1; ZeRO-2 keeps only
@@ -183,6 +195,24 @@ TEST(Simulate, TensorParallelismAcrossNodesIsBoundByTheNics) {
     p.dp = 1;
     const auto across = simulate(m, c, p);
     EXPECT_GT(across.time_s.tp_comm_exposed, 5.0 * in_node.time_s.tp_comm_exposed);
+    // Exactly, with the latencies zeroed (links and collective calls), each TP collective takes
+    // factor x S / bw, and S (one microbatch's gathered [s, b, h]) is the same at tp 8 and 16:
+    //   tp 8 in a node: (7/8) S / (300 GB/s x 0.8 NCCL intra-node)     = 0.875 S / 240e9
+    //   tp 16 over two nodes: the ring crosses each node boundary through the node's one 25 GB/s
+    //   NIC, (15/16) S / (25 GB/s x 0.9 NCCL inter-node)                = 0.9375 S / 22.5e9
+    // per collective 11.43x; and at dp 1 each GPU runs all 16 microbatches instead of 8: 22.86x.
+    ClusterSpec quiet = c;
+    quiet.intra_node.latency_us = 0;
+    quiet.inter_node.latency_us = 0;
+    quiet.profile = json{{"collective", {{"latency_us", 0}}}};
+    p.tp = 8;
+    p.dp = 2;
+    const double in_node_quiet = simulate(m, quiet, p).time_s.tp_comm_exposed;
+    p.tp = 16;
+    p.dp = 1;
+    const double across_quiet = simulate(m, quiet, p).time_s.tp_comm_exposed;
+    const double hand = 2.0 * (0.9375 / 22.5e9) / (0.875 / 240e9);
+    EXPECT_NEAR(across_quiet / in_node_quiet, hand, 1e-6 * hand);
 }
 
 // A pipeline send carries the boundary [s, b, h] from every TP rank (Megatron-Core), or 1/tp of it
@@ -221,7 +251,12 @@ TEST(Simulate, ZeroThreeGathersEveryLayer) {
     const auto z1 = simulate(m, c, p);
     p.zero_stage = 3;
     const auto z3 = simulate(m, c, p);
-    EXPECT_LT(z3.memory_GiB.weights, z1.memory_GiB.weights / 10);
+    // ZeRO-3 shards the 16-bit weights over the 16 data-parallel ranks (Rajbhandari et al. 2020,
+    // sec. 5.3): exactly 1/16 of ZeRO-1's whole copy, which is 2 B x llama2-7b's 6,738,415,616
+    // parameters (32 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096) + 2 x 32000 x 4096 + 4096).
+    const double GiB = 1024.0 * 1024.0 * 1024.0;
+    EXPECT_NEAR(z1.memory_GiB.weights * GiB, 2.0 * 6738415616.0, 1.0);
+    EXPECT_NEAR(z3.memory_GiB.weights, z1.memory_GiB.weights / 16, 1e-9 * z1.memory_GiB.weights);
     EXPECT_GE(z3.step_time_s, z1.step_time_s * 0.99);
 }
 
