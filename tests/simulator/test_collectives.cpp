@@ -65,6 +65,69 @@ TEST(Collectives, TreeBeatsTheRingOnlyForSmallMessagesAcrossManyNodes) {
     EXPECT_LT(collective_time(Collective::all_reduce, 1e5, g), ring_all_reduce_time(1e5, g));
     // Large message: bandwidth terms are comparable; the collective never costs more than either.
     EXPECT_LE(collective_time(Collective::all_reduce, 1e10, g), ring_all_reduce_time(1e10, g));
+
+    // Hand values. NCCL's double binary tree (Sanders, Speck and Traeff 2009, "Two-tree algorithms
+    // for full bandwidth broadcast, reduction and scan"; NVIDIA, "Massively Scale Your Deep Learning
+    // Training with NCCL 2.4", 2019) spans the nodes with a binary tree, ceil(log2 nodes) deep, and
+    // chains the ranks inside each node: depth = ceil(log2 64) + (8 - 1) = 6 + 7 = 13 hops, each
+    // passed once on the way up (reduce) and once down (broadcast); every rank moves about 2S.
+    //   tree = 2 S / bw + 2 x 13 x hop          = 2e5 / 1e11 + 26 x 5e-6 = 2e-6 + 1.30e-4 = 1.32e-4 s
+    //   ring = 2 (511/512) S / bw + 2 x 511 hop = 1.99609e-6 + 5.11e-3              = 5.11200e-3 s
+    // (no call latency: the group's call_latency_s is 0).
+    const double tree_hand = 2.0 * 1e5 / 100e9 + 2.0 * 13 * 5e-6;
+    const double ring_hand = 2.0 * 511 / 512 * 1e5 / 100e9 + 2.0 * 511 * 5e-6;
+    EXPECT_NEAR(tree_hand, 1.32e-4, 1e-12);
+    EXPECT_NEAR(tree_all_reduce_time(1e5, g), tree_hand, 1e-15);
+    EXPECT_NEAR(ring_all_reduce_time(1e5, g), ring_hand, 1e-15);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1e5, g), tree_hand, 1e-15);  // the faster
+    // The ring wins only where its bandwidth saving 2 S / bw x (1/512) passes the latency it loses,
+    // (1022 - 26) x 5 us = 4.98 ms: S > 4.98e-3 x 512 x 1e11 / 2 = 1.27e11 B. At S = 1e13:
+    //   ring = 2 (511/512) x 100 + 5.11e-3 = 199.61447 s; tree = 200 + 1.3e-4 = 200.00013 s.
+    const double big = 1e13;
+    const double ring_big = 2.0 * 511 / 512 * big / 100e9 + 2.0 * 511 * 5e-6;
+    const double tree_big = 2.0 * big / 100e9 + 2.0 * 13 * 5e-6;
+    EXPECT_LT(ring_big, tree_big);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, big, g), ring_big, 1e-9);
+    // And at 1e10 B, below that crossover, the tree: 0.2 + 1.3e-4 s.
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1e10, g), 2.0 * 1e10 / 100e9 + 2.0 * 13 * 5e-6, 1e-12);
+    // Inside one node the tree is not considered (NCCL's tree pays off across nodes): the ring.
+    CommGroup one = g;
+    one.size = 8;
+    one.num_nodes = 1;
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 1e5, one), 2.0 * 7 / 8 * 1e5 / 100e9 + 2.0 * 7 * 5e-6, 1e-15);
+}
+
+TEST(Collectives, ReduceScatterAndAllToAllAreHalfARing) {
+    // Reduce-scatter: each rank ends with one reduced S/n shard after n - 1 ring steps, each moving
+    // S/n and paying one hop; all-to-all moves the (n-1)/n of S each rank sends elsewhere, over the
+    // same n - 1 steps (nccl-tests' busbw factor (n-1)/n for both). Plus one call latency.
+    //   n = 8, bw 200 GB/s, hop 5 us, call 10 us, S = 256 MB:
+    //   (7/8) x 2.56e8 / 2e11 + 7 x 5e-6 + 1e-5 = 1.12e-3 + 3.5e-5 + 1e-5 = 1.165e-3 s
+    CommGroup g;
+    g.size = 8;
+    g.bandwidth_Bps = 200e9;
+    g.hop_latency_s = 5e-6;
+    g.call_latency_s = 10e-6;
+    const double B = 256e6;
+    EXPECT_NEAR(collective_time(Collective::reduce_scatter, B, g), 1.165e-3, 1e-12);
+    EXPECT_NEAR(collective_time(Collective::all_to_all, B, g), 1.165e-3, 1e-12);
+    // Over 64 nodes x 8 (n = 512; the tree applies to all-reduce only):
+    //   (511/512) x 1e5 / 1e11 + 511 x 5e-6 = 9.98047e-7 + 2.555e-3 s, no call latency.
+    CommGroup wide;
+    wide.size = 512;
+    wide.bandwidth_Bps = 100e9;
+    wide.hop_latency_s = 5e-6;
+    wide.num_nodes = 64;
+    wide.members_per_node = 8;
+    const double wide_hand = 511.0 / 512 * 1e5 / 100e9 + 511 * 5e-6;
+    EXPECT_NEAR(collective_time(Collective::reduce_scatter, 1e5, wide), wide_hand, 1e-15);
+    EXPECT_NEAR(collective_time(Collective::all_to_all, 1e5, wide), wide_hand, 1e-15);
+    // One rank: nothing to exchange.
+    CommGroup alone;
+    alone.size = 1;
+    alone.bandwidth_Bps = 100e9;
+    EXPECT_EQ(collective_time(Collective::reduce_scatter, 1e5, alone), 0.0);
+    EXPECT_EQ(collective_time(Collective::all_to_all, 1e5, alone), 0.0);
 }
 
 TEST(Collectives, PipelineSendsOfAStageShareTheirNodesNics) {
