@@ -1,6 +1,8 @@
 // Memory against the papers' own figures and formulas.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/presets.h"
 #include "simulator/memory_model.h"
 #include "simulator/simulate.h"
@@ -233,6 +235,73 @@ TEST(MemoryModel, ParametersSplitOverTheRanks) {
     const double total = 8.03e9;
     EXPECT_GT(sum, total / 2 * 0.99);
     EXPECT_LT(sum, total / 2 * 1.01);
+}
+
+// ZeRO end to end: a real plan's model states, through simulate() and memory_per_rank(), against
+// hand counts of Llama-3-8B (Dubey et al. 2024, Table 3: 32 layers, hidden 4096, FFN 14336, 32
+// query and 8 KV heads of 128, vocabulary 128256, untied embeddings):
+//   a layer: attention 4096 x (4096 + 2 x 1024) + 4096 x 4096 = 41,943,040; SwiGLU MLP
+//            3 x 4096 x 14336 = 176,160,768; two RMSNorms 2 x 4096 = 8,192; 218,112,000 in all
+//   Ψ = 32 x 218,112,000 + 2 x 128256 x 4096 (embedding and LM head) + 4096 (final norm)
+//     = 6,979,584,000 + 1,050,673,152 + 4,096 = 8,030,261,248.
+// Mixed-precision Adam (Rajbhandari et al. 2020, sec. 3.1 and 5): 2 B weights, 2 B gradients,
+// 12 B optimizer states a parameter; ZeRO-1 shards the 12, ZeRO-2 also the 2 of the gradients,
+// ZeRO-3 all 16, over the N_d data-parallel ranks.
+TEST(MemoryModel, ZeroStatesOfARealPlanAreTheHandCounts) {
+    const ModelSpec m = load_model("llama3-8b");
+    const double psi = 8030261248.0, GiB = 1024.0 * 1024.0 * 1024.0;
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 64);
+    Plan p;
+    p.dp = 64;
+    p.global_batch_size = 64;
+    p.seq_length = 2048;
+    p.zero_stage = 1;
+    const auto z1 = simulate(m, c, p).memory_GiB;
+    EXPECT_NEAR(z1.weights * GiB, 2 * psi, 1.0);
+    EXPECT_NEAR(z1.gradients * GiB, 2 * psi, 1.0);
+    EXPECT_NEAR(z1.optimizer * GiB, 12 * psi / 64, 1.0);
+    p.zero_stage = 2;
+    const auto z2 = simulate(m, c, p).memory_GiB;
+    EXPECT_NEAR(z2.weights * GiB, 2 * psi, 1.0);
+    EXPECT_NEAR(z2.gradients * GiB, 2 * psi / 64, 1.0);
+    EXPECT_NEAR(z2.optimizer * GiB, 12 * psi / 64, 1.0);
+    p.zero_stage = 3;
+    const auto z3 = simulate(m, c, p).memory_GiB;
+    EXPECT_NEAR(z3.weights * GiB, 2 * psi / 64, 1.0);
+    EXPECT_NEAR(z3.gradients * GiB, 2 * psi / 64, 1.0);
+    EXPECT_NEAR(z3.optimizer * GiB, 12 * psi / 64, 1.0);
+    EXPECT_NEAR((z3.weights + z3.gradients + z3.optimizer) * GiB, 16 * psi / 64, 1.0);
+
+    // TP 2 x PP 4 x DP 8: 8 layers a stage, each rank holding half of every layer's matrices and
+    // the whole of its norms:
+    //   a layer per TP rank: 4096 x (2048 + 2 x 512) + 2048 x 4096 = 20,971,520; MLP
+    //   88,080,384; norms 8,192: 109,060,096; 8 layers: 872,480,768.
+    //   stage 0 adds half the embedding (128256 x 4096 / 2 = 262,668,288): 1,135,149,056;
+    //   stage 3 half the LM head and the final norm: 1,135,153,152; stages 1-2: 872,480,768.
+    Plan q;
+    q.tp = 2;
+    q.pp = 4;
+    q.dp = 8;
+    q.global_batch_size = 64;
+    q.seq_length = 2048;
+    const double stage[4] = {1135149056.0, 872480768.0, 872480768.0, 1135153152.0};
+    for (int zero : {1, 3}) {
+        q.zero_stage = zero;
+        const auto ranks = memory_per_rank(m, c, q, default_activation_options(m));
+        ASSERT_EQ(ranks.size(), 4u);
+        for (int r = 0; r < 4; ++r) {
+            const double n = stage[r];
+            EXPECT_NEAR(ranks[r].states.weights, zero == 3 ? 2 * n / 8 : 2 * n, 1.0) << "ZeRO-" << zero << " stage " << r;
+            EXPECT_NEAR(ranks[r].states.gradients, zero == 3 ? 2 * n / 8 : 2 * n, 1.0) << "ZeRO-" << zero << " stage " << r;
+            EXPECT_NEAR(ranks[r].states.optimizer, 12 * n / 8, 1.0) << "ZeRO-" << zero << " stage " << r;
+        }
+        // simulate() reports the rank with the largest total, whichever it is: one of the four.
+        const auto reported = simulate(m, c, q).memory_GiB;
+        bool one_of_them = false;
+        for (int r = 0; r < 4; ++r)
+            one_of_them |= std::abs(reported.optimizer * GiB - 12 * stage[r] / 8) < 1.0;
+        EXPECT_TRUE(one_of_them) << "ZeRO-" << zero;
+    }
 }
 
 TEST(MemoryModel, PlanTooBigReportsDoesNotFit) {
