@@ -18,8 +18,15 @@ TEST(Cli, InspectJsonMatchesHandCount) {
     EXPECT_EQ(j["parameters"].get<long long>(), 50257LL * 768 + 1024LL * 768 + 2 * 768 + 12 * (12LL * 768 * 768 + 13 * 768));
     EXPECT_EQ(j["embedding_parameters"].get<long long>() + j["non_embedding_parameters"].get<long long>(),
               j["parameters"].get<long long>());
-    EXPECT_TRUE(j.contains("flops_per_token"));
+    ASSERT_TRUE(j.contains("flops_per_token"));
     EXPECT_TRUE(j.contains("layer_shapes"));
+    // Model FLOPs per token at its 1024-token sequence, Narayanan et al. 2021 (SC21), eq. 3 without
+    // recomputation: 72 l h^2 (1 + s/(6h) + V/(12 l h)), l = 12, h = 768, s = 1024, V = 50257
+    // (= 6 x forward-and-backward matmul FLOPs including the LM head, plus attention's s terms).
+    const double l = 12, h = 768, s = 1024, V = 50257;
+    const double hand = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    EXPECT_EQ(j["seq_length"].get<int>(), 1024);
+    EXPECT_NEAR(j["flops_per_token"].get<double>(), hand, 1e-9 * hand);
 }
 
 TEST(Cli, InspectHuggingFaceConfig) {

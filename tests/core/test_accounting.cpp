@@ -38,8 +38,16 @@ TEST(ParameterCount, HuggingFaceConfigsMatchTheirFamilyFormulas) {
     // The same Llama 3 8B from its config.json: 8,030,261,248 (model card 8.03B).
     EXPECT_EQ(count_parameters(load_model(dir + "/hf/llama3-8b-config.json")).total, 8030261248);
     EXPECT_EQ(count_parameters(load_model("llama3-8b")).total, 8030261248);
-    // Qwen2-0.5B: tied, QKV bias: 494,032,768 (Qwen2 report: 0.49B).
-    EXPECT_EQ(count_parameters(load_model(dir + "/hf/qwen2-0.5b-config.json")).total, 494032768);
+    // Qwen2-0.5B: tied, QKV bias: 494,032,768 (Qwen2 report: 0.49B). By hand from its config
+    // (h 896, 14 heads of 64, 2 KV heads: K/V width 128, FFN 4864, 24 layers, V 151936):
+    //   L (h^2 + h [Q + bias] + 2 (h x 128 + 128) [K, V + biases] + h^2 [O] + 3 h f + 2 h [norms])
+    //   + V h [tied embedding] + h [final norm].
+    {
+        const std::int64_t h = 896, kv = 128, f = 4864, L = 24, V = 151936;
+        const std::int64_t qwen2 = L * (h * h + h + 2 * (h * kv + kv) + h * h + 3 * h * f + 2 * h) + V * h + h;
+        EXPECT_EQ(qwen2, 494032768);
+        EXPECT_EQ(count_parameters(load_model(dir + "/hf/qwen2-0.5b-config.json")).total, qwen2);
+    }
     // Pythia-160M (GPT-NeoX, untied): 162,322,944 (Pythia paper: 162,322,944 total).
     EXPECT_EQ(count_parameters(load_model(dir + "/hf/pythia-160m-config.json")).total, 162322944);
 }
@@ -64,7 +72,12 @@ TEST(ParameterCount, QkNormFamiliesMatchTheirModelCards) {
     const std::int64_t ho = 4096, fo = 11008, Lo = 32, Vo = 100352;
     EXPECT_EQ(count_parameters(olmo).total, Lo * (4 * ho * ho + 3 * ho * fo + 2 * ho + 2 * ho) + ho + 2 * Vo * ho);
     // Phi-3-mini (no QK norm): 3,821,079,552 (Hugging Face microsoft/Phi-3-mini-4k-instruct, 3.8B).
-    EXPECT_EQ(count_parameters(load_model(dir + "/hf/phi3-mini-4k-config.json")).total, 3821079552);
+    // By hand (h 3072, 32 heads = KV heads, FFN 8192, 32 layers, V 32064, untied, no biases):
+    //   L (4 h^2 + 3 h f + 2 h) + 2 V h + h.
+    const std::int64_t hp = 3072, fp = 8192, Lp = 32, Vp = 32064;
+    const std::int64_t phi3 = Lp * (4 * hp * hp + 3 * hp * fp + 2 * hp) + 2 * Vp * hp + hp;
+    EXPECT_EQ(phi3, 3821079552);
+    EXPECT_EQ(count_parameters(load_model(dir + "/hf/phi3-mini-4k-config.json")).total, phi3);
 }
 
 TEST(Flops, SlidingWindowCountsTheBand) {

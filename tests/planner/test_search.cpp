@@ -163,7 +163,9 @@ TEST(Search, BlockRecomputeOfAFewLayersWinsWhereNothingElseFits) {
         o.framework = f;
         o.simulate = simulate_options_for(f, req.precision);
         o.top_k = 5;
-        for (const auto& r : search_plans(m, c, req, o).best) EXPECT_EQ(r.plan.recompute_layers, 0) << r.plan.describe();
+        const auto best = search_plans(m, c, req, o).best;
+        ASSERT_FALSE(best.empty()) << to_string(f);  // else the loop below asserts nothing
+        for (const auto& r : best) EXPECT_EQ(r.plan.recompute_layers, 0) << r.plan.describe();
     }
 }
 
@@ -223,7 +225,9 @@ TEST(Search, ExportTargetsSplitTheKvHeadsOverTp) {
     o.objective = Objective::memory;
     for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::torchtitan}) {
         o.framework = f;
-        for (const auto& r : search_plans(m, c, req, o).best) EXPECT_EQ(8 % r.plan.tp, 0) << to_string(f) << " " << r.plan.describe();
+        const auto best = search_plans(m, c, req, o).best;
+        ASSERT_FALSE(best.empty()) << to_string(f);  // else the loop below asserts nothing
+        for (const auto& r : best) EXPECT_EQ(8 % r.plan.tp, 0) << to_string(f) << " " << r.plan.describe();
     }
 }
 
@@ -247,12 +251,17 @@ TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
     SearchOptions o;
     o.top_k = 10;
     o.framework = Framework::megatron;
-    for (const auto& r : search_plans(m, c, req, o).best) {
+    // Each target's search must return plans, else its loop asserts nothing.
+    const auto megatron = search_plans(m, c, req, o).best;
+    ASSERT_FALSE(megatron.empty());
+    for (const auto& r : megatron) {
         EXPECT_LE(r.plan.zero_stage, 1);
         EXPECT_EQ(r.plan.placement, "tp-cp-dp-pp");
     }
     o.framework = Framework::deepspeed;
-    for (const auto& r : search_plans(m, c, req, o).best) {
+    const auto deepspeed = search_plans(m, c, req, o).best;
+    ASSERT_FALSE(deepspeed.empty());
+    for (const auto& r : deepspeed) {
         EXPECT_EQ(r.plan.cp, 1);
         EXPECT_EQ(r.plan.virtual_stages, 1);
         EXPECT_FALSE(r.plan.sequence_parallel);
@@ -261,7 +270,9 @@ TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
         }
     }
     o.framework = Framework::torchtitan;
-    for (const auto& r : search_plans(m, c, req, o).best) {
+    const auto torchtitan = search_plans(m, c, req, o).best;
+    ASSERT_FALSE(torchtitan.empty());
+    for (const auto& r : torchtitan) {
         // FSDP under pipelining keeps the gathered weights (ZeRO 1's accounting); without it
         // ZeRO 0 (DDP) only as the sole parallelism, else FSDP.
         EXPECT_EQ(r.plan.zero_stage == 1, r.plan.pp > 1 && r.plan.dp * r.plan.cp > 1) << r.plan.describe();

@@ -146,6 +146,27 @@ TEST(Simulate, FreeCommunicationBubbleFollowsTheSchedule) {
     EXPECT_LT(r.time_s.tp_comm_exposed + r.time_s.pp_comm_exposed + r.time_s.dp_comm_exposed, 1e-3 * r.step_time_s);
 }
 
+TEST(Simulate, FreeCommunicationInterleavedBubbleFollowsTheSchedule) {
+    // The same with the interleaved schedule, v = 2 chunks per rank (gpt2-1.5b's 48 layers: 8
+    // chunks of 6): Narayanan et al. 2021 (SC21, sec. 2.2.2) give the bubble fraction
+    // (p-1)/(v m + p-1) of the step, 3 / (2 x 16 + 3) = 3/35, up to the same end-stage imbalance.
+    ModelSpec m = load_model("gpt2-1.5b");
+    m.vocab_size = 128;
+    const ClusterSpec c = test::free_communication_cluster(8);
+    Plan p;
+    p.pp = 4;
+    p.dp = 2;
+    p.microbatch_size = 1;
+    p.global_batch_size = 32;  // 16 microbatches
+    p.seq_length = 1024;
+    p.virtual_stages = 2;
+    p.schedule = Schedule::interleaved;
+    const auto r = simulate(m, c, p);
+    const double expected = 3.0 / 35;
+    EXPECT_NEAR(r.time_s.bubble / r.step_time_s, expected, 0.05 * expected);
+    EXPECT_LT(r.time_s.tp_comm_exposed + r.time_s.pp_comm_exposed + r.time_s.dp_comm_exposed, 1e-3 * r.step_time_s);
+}
+
 TEST(Simulate, TraceHasOneTrackPerStage) {
     const ModelSpec m = load_model("gpt2-1.5b");
     const ClusterSpec c = load_cluster("dgx-a100");
