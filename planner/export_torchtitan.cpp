@@ -136,6 +136,15 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
                           "\"default\"), gradients reduce-scattered after the last microbatch; simulated as ZeRO-1");
     else if (p.zero_stage == 1)
         e.notes.push_back("ZeRO-1 has no torchtitan equivalent; use ZeRO 0 (DDP) or FSDP (plan with --emit torchtitan)");
+    // tessel plan refuses these (check_framework_precision, and its search never offers partial
+    // recompute for torchtitan); a plan written by hand can still ask for them.
+    if (p.precision == Precision::fp16)
+        e.notes.push_back("torchtitan has no fp16 (training.mixed_precision_param is bfloat16 or float32): this config "
+                          "trains in bf16, not the fp16 that was simulated");
+    if (p.recompute == Recompute::full && p.recompute_layers > 0)
+        e.notes.push_back(fmt::format("activation_checkpoint.mode \"full\" recomputes every layer; the plan recomputes {} "
+                                      "per chunk, which torchtitan cannot express",
+                                      p.recompute_layers));
     if (p.precision == Precision::fp8)
         e.notes.push_back(fp8_note(c, "fp8 was simulated with torchao's Float8Linear; the config trains in bf16 until "
                                       "you add its converter (v0.2.x: --model.converters quantize.linear.float8 "

@@ -765,6 +765,45 @@ TEST(Export, EmittedValuesAreThePlansForEveryPrecisionAndRecompute) {
     for (int zero : {0, 1, 3}) check_torchtitan(m, make_plan(2, 1, 16, 1, 2, 256, 4096, 1, zero), TorchtitanFormat::overrides);
 }
 
+// What torchtitan cannot run is said, not silently changed: fp16 (it has bf16 and fp32 only) and
+// full recompute of some layers per chunk (its "full" mode recomputes all). tessel plan never
+// exports either; a plan written by hand can ask for them.
+TEST(ExportTorchtitan, NotesWhatItCannotExpress) {
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    auto notes_of = [&](const Plan& p) {
+        std::string all;
+        for (const auto& n : export_torchtitan(m, winner(p), c, TorchtitanFormat::toml).notes) all += n + "\n";
+        return all;
+    };
+    Plan fp16 = make_plan(1, 1, 8, 1, 1, 64, 4096, 1, 0);
+    fp16.precision = Precision::fp16;
+    EXPECT_NE(notes_of(fp16).find("no fp16"), std::string::npos) << notes_of(fp16);
+    Plan bf16 = fp16;
+    bf16.precision = Precision::bf16;
+    EXPECT_EQ(notes_of(bf16).find("fp16"), std::string::npos) << notes_of(bf16);
+    Plan partial = make_plan(1, 1, 8, 1, 1, 64, 4096, 1, 0, Recompute::full);
+    partial.recompute_layers = 3;
+    EXPECT_NE(notes_of(partial).find("recomputes 3 per chunk"), std::string::npos) << notes_of(partial);
+    partial.recompute_layers = 0;
+    EXPECT_EQ(notes_of(partial).find("per chunk"), std::string::npos) << notes_of(partial);
+}
+
+TEST(ExportDeepSpeed, RecomputeNoteNamesTheFlagOfItsMode) {
+    // Megatron-DeepSpeed's --checkpoint-activations is full, uniform recompute (its validate_args).
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    auto notes_of = [&](Recompute rc) {
+        std::string all;
+        for (const auto& n : export_deepspeed(m, winner(make_plan(1, 1, 8, 1, 1, 64, 4096, 1, 1, rc)), c).notes)
+            all += n + "\n";
+        return all;
+    };
+    EXPECT_NE(notes_of(Recompute::full).find("--checkpoint-activations"), std::string::npos);
+    EXPECT_EQ(notes_of(Recompute::selective).find("--checkpoint-activations"), std::string::npos);
+    EXPECT_NE(notes_of(Recompute::selective).find("--recompute-granularity selective"), std::string::npos);
+}
+
 TEST(ExportTorchtitan, ParsesFormat) {
     EXPECT_EQ(parse_torchtitan_format("toml"), TorchtitanFormat::toml);
     EXPECT_THROW(parse_torchtitan_format("yaml"), InputError);
