@@ -102,20 +102,27 @@ void write_output(const std::string& path, const std::string& text) {
     write_file_atomically(path, text);
 }
 
-void check_output_file(const std::string& flag, const std::string& path) {
+void check_output_file(const std::string& flag, const std::string& path, FlagPaths inputs) {
     if (path.empty() || path == "-") return;
     try {
         check_file_writable(path);
     } catch (const InputError& e) {
         throw InputError(fmt::format("{} {}", flag, e.what()));
     }
+    for (const auto& [input_flag, input] : inputs) {
+        std::error_code ec;
+        if (!input.empty() && input != "-" && std::filesystem::equivalent(path, input, ec) && !ec)
+            throw InputError(fmt::format("{} {}: the same file as {} {}, which it would overwrite; give the output "
+                                         "another name",
+                                         flag, path, input_flag, input));
+    }
 }
 
-std::FILE* check_outputs(std::initializer_list<std::pair<const char*, std::string>> outputs) {
+std::FILE* check_outputs(FlagPaths outputs, FlagPaths inputs) {
     std::string on_stdout;
     int count = 0;
     for (const auto& [flag, path] : outputs) {
-        check_output_file(flag, path);
+        check_output_file(flag, path, inputs);
         if (path != "-") continue;
         on_stdout += fmt::format("{}{} -", count ? " and " : "", flag);
         ++count;

@@ -48,10 +48,13 @@ void write_output(const std::string& path, const std::string& text);
 // Every command checks its output paths before its work (a long run, calibration, a simulation
 // whose other output would be written first): InputError naming the flag when the folder is
 // missing or cannot be written, or the path is a folder. "" (no output) and "-" (stdout) pass.
-void check_output_file(const std::string& flag, const std::string& path);
+// An output that is one of the command's input files (`inputs`, as (flag, path) pairs; presets and
+// paths that do not exist never are) is refused too: writing it would destroy the input.
+using FlagPaths = std::initializer_list<std::pair<const char*, std::string>>;
+void check_output_file(const std::string& flag, const std::string& path, FlagPaths inputs = {});
 // A command's outputs as (flag, path) pairs: each checked with check_output_file, at most one on
 // stdout (InputError naming them otherwise). Returns where the command's table goes: stdout, or
 // stderr when an output holds stdout.
-std::FILE* check_outputs(std::initializer_list<std::pair<const char*, std::string>> outputs);
+std::FILE* check_outputs(FlagPaths outputs, FlagPaths inputs = {});
 
 }  // namespace tessel::cli

@@ -126,7 +126,7 @@ void run_plan(const PlanArgs& a) {
     const std::optional<double> tokens_asked =
         a.tokens ? std::optional<double>(parse_count(*a.tokens, "--tokens")) : std::nullopt;
     if (a.emit && a.json_file == "-") throw InputError("--json -: stdout holds the --emit config; give --json a file");
-    std::FILE* table = check_outputs({{"--json", a.json_file}});
+    std::FILE* table = check_outputs({{"--json", a.json_file}}, {{"--model", a.model}, {"--cluster", a.cluster}});
 
     SearchOptions o;
     o.objective = parse_objective(a.objective);

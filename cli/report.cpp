@@ -32,7 +32,9 @@ void add_report(CLI::App& app) {
     cmd->add_option("--plan-result", args->files.plan_result, "plan result JSON (tessel plan --json)");
     cmd->add_option("--out", args->out, "the HTML file to write ('-' for stdout)")->required();
     cmd->callback([args] {
-        check_output_file("--out", args->out);
+        check_output_file("--out", args->out,
+                          {{"--simulated", args->files.simulated}, {"--measured", args->files.measured},
+                           {"--plan-result", args->files.plan_result}});
         ReportSummary s;
         const std::string html = render_report(load_report_inputs(args->files), {}, &s);
         write_output(args->out, html);

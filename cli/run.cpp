@@ -112,7 +112,9 @@ void run_command(const RunArgs& a) {
             // Its progress and summary hold stdout: "-" would interleave them with the JSON.
             if (a.out == "-")
                 throw InputError("--out: expected a file path, got \"-\" (tessel run prints its progress on stdout)");
-            if (rank == 0) check_output_file("--out", a.out);
+            if (rank == 0)
+                check_output_file("--out", a.out,
+                                  {{"--plan", a.plan.plan_file}, {"--model", a.model}, {"--cluster", a.cluster}, {"--data", a.data}});
         });
         o.steps = a.steps;
         o.seed = a.seed;

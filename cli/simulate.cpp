@@ -82,7 +82,8 @@ void print_table(const SimulationResult& r, std::FILE* out) {
 }
 
 void run_simulate(const SimulateArgs& a) {
-    std::FILE* table = check_outputs({{"--json", a.json_file}, {"--trace", a.trace_file}});
+    std::FILE* table = check_outputs({{"--json", a.json_file}, {"--trace", a.trace_file}},
+                                     {{"--model", a.model}, {"--cluster", a.cluster}, {"--plan", a.plan.plan_file}});
     ModelSpec m = load_model(a.model);
     ClusterSpec c = resolve_cluster(a.cluster, a.gpus, a.gpus_per_node);
     // Where neither --precision nor the plan file names one, the plan takes the precision

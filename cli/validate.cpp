@@ -24,7 +24,7 @@ struct ValidateArgs {
 
 void run_validate(const ValidateArgs& a) {
     // The per-row lines go to stderr when stdout holds the report or the JSON.
-    std::FILE* log = check_outputs({{"--out", a.out}, {"--json", a.json_file}});
+    std::FILE* log = check_outputs({{"--out", a.out}, {"--json", a.json_file}}, {{"RUNS", a.runs}, {"--profile", a.profile_file}});
     std::string origin;
     json runs = load_json("validation", a.runs, &origin);
     // The built-in set is the file in the repository; name it so.

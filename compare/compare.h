@@ -46,9 +46,9 @@ struct Comparison {
 };
 
 // InputError (exit 2) naming the file and the key for a missing or mistyped key, or a file of the
-// other kind (a measured run or a plan result passed as the simulation, or the reverse). Plans or
-// model shapes that differ head the verdict ("NOT THE SAME RUN: plans differ: tp (simulated 2,
-// measured 4); ..."): the rows then compare two different runs.
+// other kind (a measured run or a plan result passed as the simulation, or the reverse), and for
+// plans or model shapes that differ ("sim.json and run.json: not the same run: plan.tp (simulated
+// 2, measured 4)"): the rows would compare two different runs.
 Comparison compare_results(const json& simulated, const std::string& simulated_file, const json& measured,
                            const std::string& measured_file);
 

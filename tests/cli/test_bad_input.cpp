@@ -23,6 +23,8 @@ const std::string kModel = R"({"num_layers": 2, "hidden_size": 64, "num_attentio
 const std::string kCluster = R"({"name": "c", "num_nodes": 1, "gpus_per_node": 4, "gpu": {"name": "g", "memory_GiB": 80,
   "memory_bandwidth_GBps": 2000, "peak_tflops": {"bf16": 300}}, "intra_node": {"bandwidth_GBps": 300}, )";
 
+const char* const kPlanForOverwrite = R"({"tp": 1, "pp": 1, "dp": 8, "microbatch_size": 1, "global_batch_size": 8})";
+
 std::vector<BadInput> cases() {
     static const std::string deep = std::string(100000, '[') + std::string(100000, ']');
     static const std::string model_unknown_key = kModel + R"(, "num_layer": 3})";
@@ -196,6 +198,9 @@ std::vector<BadInput> cases() {
         // 1e30 tokens of 2^21 per step: 4.8e23 steps, written as a negative integer before.
         {"tokens beyond exact steps", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--tokens", "1e30",
          "--json", "%/out.json"}, 2, {"--tokens 1e30", "steps"}},
+        // An output named like an input would overwrite it (report --out was the simulation).
+        {"output overwrites its input", kPlanForOverwrite, {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100",
+         "--gpus", "8", "--plan", "@", "--json", "@"}, 2, {"--json", "the same file as --plan"}},
         {"dp x microbatch beyond an int", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100", "--gpus", "4096",
          "--dp", "4096", "--microbatch-size", "1048576", "--global-batch-size", "1", "--seq", "128"}, 2,
          {"global_batch_size", "4294967296"}},
