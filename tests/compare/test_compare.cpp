@@ -176,6 +176,24 @@ TEST(Compare, TheLargestErrorIsAComponentNotMfu) {
     EXPECT_NEAR(*row(c, "mfu").error(), 0.25, 1e-12);
 }
 
+TEST(Compare, BothMfusAgainstTheSimulationsPeak) {
+    // The same run at the same model FLOPs per step: simulated step 1.05 s against measured 1.0 s,
+    // so the throughput is 1/1.05 of the measured, an MFU error of 1/1.05 - 1 = -4.76% on any one
+    // peak. The run measured its MFU against 0.118 TFLOP/s (its start-up GEMM), the simulation
+    // against its cluster's 0.087 fp32: 0.40 there is 0.40 x 0.118 / 0.087 = 0.5425 on the
+    // simulation's peak, against which the simulated MFU is 0.5425 / 1.05 = 0.5167.
+    json s = simulated(), m = measured();
+    s["plan"]["precision"] = "fp32";
+    s["cluster"] = {{"name", "cpu"}, {"gpu", {{"peak_tflops", {{"fp32", 0.087}}}}}};
+    s["mfu"] = 0.40 * 0.118 / 0.087 / 1.05;
+    m["peak_tflops_used"] = 0.118;
+    m["peak_tflops_source"] = "start-up sgemm";
+    const Comparison c = compare_results(s, "sim.json", m, "run.json");
+    EXPECT_NEAR(*row(c, "mfu").measured, 0.40 * 0.118 / 0.087, 1e-12);
+    EXPECT_NEAR(*row(c, "mfu").error(), 1 / 1.05 - 1, 1e-12);
+    EXPECT_NE(row(c, "mfu").note.find("0.118"), std::string::npos) << row(c, "mfu").note;
+}
+
 TEST(Compare, DifferentPlansOrModelsAreRefused) {
     // Two different runs side by side: every row would be meaningless, so it is bad input naming
     // both files and the first differing key with both values.
