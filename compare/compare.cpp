@@ -93,8 +93,14 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
     Comparison c;
     c.simulated_file = sim_file;
     c.measured_file = meas ? meas_file : "";
-    const double sim_step = required(s, "step_time_s");
-    const std::optional<double> meas_step = meas ? std::optional(required(m, "step_time_s")) : std::nullopt;
+    // Every error divides by the measured step (and the step rows by both): a zero step is no run.
+    auto step_of = [](ObjectReader& r, const std::string& file) {
+        const double t = required(r, "step_time_s");
+        if (!(t > 0)) throw input_error(file, "step_time_s", "a positive number of seconds", fmt::format("{}", t));
+        return t;
+    };
+    const double sim_step = step_of(s, sim_file);
+    const std::optional<double> meas_step = meas ? std::optional(step_of(m, meas_file)) : std::nullopt;
     ObjectReader st = s.object("time_s");
     const double compute = required(st, "compute"), recompute = required(st, "recompute"), bubble = required(st, "bubble"),
                  tp = required(st, "tp_comm_exposed"), pp = required(st, "pp_comm_exposed"),

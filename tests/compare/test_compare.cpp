@@ -176,6 +176,18 @@ TEST(Compare, TheLargestErrorIsAComponentNotMfu) {
     EXPECT_NEAR(*row(c, "mfu").error(), 0.25, 1e-12);
 }
 
+TEST(Compare, ZeroStepIsRefused) {
+    json m = measured();
+    m["step_time_s"] = 0.0;
+    const std::string error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("run.json"), std::string::npos) << error;
+    EXPECT_NE(error.find("step_time_s"), std::string::npos) << error;
+    json s = simulated();
+    s["step_time_s"] = 0.0;
+    EXPECT_NE(message_of([&] { compare_results(s, "sim.json", measured(), "run.json"); }).find("sim.json"),
+              std::string::npos);
+}
+
 TEST(Compare, BothMfusAgainstTheSimulationsPeak) {
     // The same run at the same model FLOPs per step: simulated step 1.05 s against measured 1.0 s,
     // so the throughput is 1/1.05 of the measured, an MFU error of 1/1.05 - 1 = -4.76% on any one
