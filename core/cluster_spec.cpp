@@ -174,7 +174,12 @@ ClusterSpec resize_cluster(const ClusterSpec& c, long long n, const std::string&
         r.num_nodes = int(n / c.gpus_per_node);
     }
     if (r.num_nodes > 1 && (r.inter_node.nic_bandwidth_GBps <= 0 || r.inter_node.kind == "none"))
-        throw input_error(flag, "", fmt::format("a single node: cluster '{}' has no inter_node network", c.name), std::to_string(n));
+        throw input_error(flag, "",
+                          fmt::format("at most the {} GPUs of one node: cluster '{}' has no network between nodes "
+                                      "(inter_node kind \"none\" or no NIC bandwidth; a calibrated cluster is one node "
+                                      "of the ranks calibrate ran with: calibrate under mpirun -np {} for more)",
+                                      c.gpus_per_node, c.name, n),
+                          std::to_string(n));
     return r;
 }
 

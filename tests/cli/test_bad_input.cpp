@@ -201,6 +201,9 @@ std::vector<BadInput> cases() {
         // An output named like an input would overwrite it (report --out was the simulation).
         {"output overwrites its input", kPlanForOverwrite, {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100",
          "--gpus", "8", "--plan", "@", "--json", "@"}, 2, {"--json", "the same file as --plan"}},
+        // The cpu preset is one calibrated node of 2 ranks: 4 need a calibration with 4.
+        {"more GPUs than a calibrated node", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "cpu", "--gpus", "4",
+         "--tp", "2", "--dp", "2"}, 2, {"--gpus", "no network between nodes", "mpirun -np 4"}},
         {"dp x microbatch beyond an int", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100", "--gpus", "4096",
          "--dp", "4096", "--microbatch-size", "1048576", "--global-batch-size", "1", "--seq", "128"}, 2,
          {"global_batch_size", "4294967296"}},
