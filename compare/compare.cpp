@@ -32,6 +32,10 @@ std::optional<double> optional_number(ObjectReader& r, const std::string& key) {
     return r.number(key, std::nullopt, 0.0, 1e300, false);
 }
 
+std::string string_of(const json& o, const char* key) {
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
+}
+
 std::string describe_plan(const json& p) {
     if (!p.is_object()) return "";
     auto i = [&](const char* k) { return p.contains(k) && p[k].is_number() ? p[k].get<long long>() : 0LL; };
@@ -229,6 +233,18 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
         c.verdict += fmt::format("; largest error: {} {}{} ({} simulated, {} measured)", r.name,
                                  percent(r.error_of_total()), scale, value(r.simulated, r.unit), value(r.measured, r.unit));
     }
+    // Same plan and model, other conditions: said, not refused (tessel run computes in fp32 on
+    // every backend, and a run is measured on whatever machine it ran on).
+    const std::string sim_precision = string_of(sim_plan, "precision");
+    const std::string run_precision = m.has("compute_precision") && m.raw("compute_precision").is_string()
+                                          ? m.raw("compute_precision").get<std::string>()
+                                          : "";
+    if (!sim_precision.empty() && !run_precision.empty() && sim_precision != run_precision)
+        c.verdict += fmt::format("; note: simulated in {}, the run computed in {}", sim_precision, run_precision);
+    const std::string sim_cluster = s.has("cluster") ? string_of(s.raw("cluster"), "name") : "";
+    const std::string run_cluster = m.has("cluster") ? string_of(m.raw("cluster"), "name") : "";
+    if (!sim_cluster.empty() && !run_cluster.empty() && sim_cluster != run_cluster)
+        c.verdict += fmt::format("; note: simulated on cluster {}, the run's is {}", sim_cluster, run_cluster);
     return c;
 }
 

@@ -176,6 +176,19 @@ TEST(Compare, TheLargestErrorIsAComponentNotMfu) {
     EXPECT_NEAR(*row(c, "mfu").error(), 0.25, 1e-12);
 }
 
+TEST(Compare, OtherPrecisionOrClusterIsNoted) {
+    json s = simulated(), m = measured();
+    s["plan"]["precision"] = "bf16";
+    m["compute_precision"] = "fp32";
+    s["cluster"] = {{"name", "dgx-h100"}};
+    m["cluster"] = {{"name", "cpu"}};
+    const Comparison c = compare_results(s, "sim.json", m, "run.json");
+    EXPECT_NE(c.verdict.find("simulated in bf16, the run computed in fp32"), std::string::npos) << c.verdict;
+    EXPECT_NE(c.verdict.find("simulated on cluster dgx-h100, the run's is cpu"), std::string::npos) << c.verdict;
+    const Comparison same = compare_results(simulated(), "sim.json", measured(), "run.json");
+    EXPECT_EQ(same.verdict.find("note:"), std::string::npos) << same.verdict;
+}
+
 TEST(Compare, ZeroStepIsRefused) {
     json m = measured();
     m["step_time_s"] = 0.0;
