@@ -22,12 +22,20 @@ TEST(Collectives, BusBandwidthFactorsAreNcclTests) {
     EXPECT_NEAR(bus_bandwidth(Collective::all_reduce, 8, 1e9, 0.01), 175e9, 1e-3);
 }
 
-TEST(Collectives, RingAllReduceIsTwoNMinusOneOverN) {
+// Eight ranks at 200 GB/s, 5 us a hop and 10 us a call: the group the hand derivations below use.
+namespace {
+CommGroup ring_of_eight() {
     CommGroup g;
     g.size = 8;
     g.bandwidth_Bps = 200e9;
     g.hop_latency_s = 5e-6;
     g.call_latency_s = 10e-6;
+    return g;
+}
+}  // namespace
+
+TEST(Collectives, RingAllReduceIsTwoNMinusOneOverN) {
+    const CommGroup g = ring_of_eight();
     const double B = 256e6;
     // 2(n-1) steps of B/n bytes each, every step paying one hop's latency.
     const double expected = 2.0 * 7 / 8 * B / 200e9 + 2 * 7 * 5e-6 + 10e-6;
@@ -103,11 +111,7 @@ TEST(Collectives, ReduceScatterAndAllToAllAreHalfARing) {
     // same n - 1 steps (nccl-tests' busbw factor (n-1)/n for both). Plus one call latency.
     //   n = 8, bw 200 GB/s, hop 5 us, call 10 us, S = 256 MB:
     //   (7/8) x 2.56e8 / 2e11 + 7 x 5e-6 + 1e-5 = 1.12e-3 + 3.5e-5 + 1e-5 = 1.165e-3 s
-    CommGroup g;
-    g.size = 8;
-    g.bandwidth_Bps = 200e9;
-    g.hop_latency_s = 5e-6;
-    g.call_latency_s = 10e-6;
+    const CommGroup g = ring_of_eight();
     const double B = 256e6;
     EXPECT_NEAR(collective_time(Collective::reduce_scatter, B, g), 1.165e-3, 1e-12);
     EXPECT_NEAR(collective_time(Collective::all_to_all, B, g), 1.165e-3, 1e-12);

@@ -127,19 +127,32 @@ TEST(PipelineSchedule, GradientBucketsOverlapTheLastBackward) {
     EXPECT_NEAR(simulate_pipeline(in).step_s, 7.0, 1e-9);
 }
 
+// gpt2-1.5b with a 128-token vocabulary (small end stages) on 8 GPUs where communication is free,
+// as pp 4 x dp 2 with 16 microbatches of 1024 tokens.
+namespace {
+struct FreePipeline {
+    ModelSpec m = load_model("gpt2-1.5b");
+    ClusterSpec c = test::free_communication_cluster(8);
+    Plan p;
+    FreePipeline() {
+        m.vocab_size = 128;
+        p.pp = 4;
+        p.dp = 2;
+        p.microbatch_size = 1;
+        p.global_batch_size = 32;  // 16 microbatches
+        p.seq_length = 1024;
+    }
+};
+}  // namespace
+
 TEST(Simulate, FreeCommunicationBubbleFollowsTheSchedule) {
     // The end-to-end simulator on a cluster where communication is free: its bubble on the
     // critical rank is (p-1)/(m+p-1) up to the small imbalance the embedding and LM head add to
     // the end stages (a 128-token vocabulary keeps them small).
-    ModelSpec m = load_model("gpt2-1.5b");
-    m.vocab_size = 128;
-    const ClusterSpec c = test::free_communication_cluster(8);
-    Plan p;
-    p.pp = 4;
-    p.dp = 2;
-    p.microbatch_size = 1;
-    p.global_batch_size = 32;  // 16 microbatches
-    p.seq_length = 1024;
+    FreePipeline f;
+    const ModelSpec& m = f.m;
+    const ClusterSpec& c = f.c;
+    Plan& p = f.p;
     const auto r = simulate(m, c, p);
     const double expected = 3.0 / (16 + 3);
     EXPECT_NEAR(r.time_s.bubble / r.step_time_s, expected, 0.05 * expected);
@@ -150,15 +163,10 @@ TEST(Simulate, FreeCommunicationInterleavedBubbleFollowsTheSchedule) {
     // The same with the interleaved schedule, v = 2 chunks per rank (gpt2-1.5b's 48 layers: 8
     // chunks of 6): Narayanan et al. 2021 (SC21, sec. 2.2.2) give the bubble fraction
     // (p-1)/(v m + p-1) of the step, 3 / (2 x 16 + 3) = 3/35, up to the same end-stage imbalance.
-    ModelSpec m = load_model("gpt2-1.5b");
-    m.vocab_size = 128;
-    const ClusterSpec c = test::free_communication_cluster(8);
-    Plan p;
-    p.pp = 4;
-    p.dp = 2;
-    p.microbatch_size = 1;
-    p.global_batch_size = 32;  // 16 microbatches
-    p.seq_length = 1024;
+    FreePipeline f;
+    const ModelSpec& m = f.m;
+    const ClusterSpec& c = f.c;
+    Plan& p = f.p;
     p.virtual_stages = 2;
     p.schedule = Schedule::interleaved;
     const auto r = simulate(m, c, p);
