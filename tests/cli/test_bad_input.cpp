@@ -24,6 +24,7 @@ const std::string kCluster = R"({"name": "c", "num_nodes": 1, "gpus_per_node": 4
   "memory_bandwidth_GBps": 2000, "peak_tflops": {"bf16": 300}}, "intra_node": {"bandwidth_GBps": 300}, )";
 
 const char* const kPlanForOverwrite = R"({"tp": 1, "pp": 1, "dp": 8, "microbatch_size": 1, "global_batch_size": 8})";
+const char* const kOneRankPlan = R"({"tp": 1, "pp": 1, "dp": 1, "microbatch_size": 1, "global_batch_size": 2, "seq_length": 32})";
 
 std::vector<BadInput> cases() {
     static const std::string deep = std::string(100000, '[') + std::string(100000, ']');
@@ -201,6 +202,8 @@ std::vector<BadInput> cases() {
         // An output named like an input would overwrite it (report --out was the simulation).
         {"output overwrites its input", kPlanForOverwrite, {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100",
          "--gpus", "8", "--plan", "@", "--json", "@"}, 2, {"--json", "the same file as --plan"}},
+        {"run output overwrites its plan", kOneRankPlan, {"run", "--model", "tiny-gpt", "--plan", "@", "--steps", "1",
+         "--out", "@"}, 2, {"--out", "the same file as --plan"}},
         // The cpu preset is one calibrated node of 2 ranks: 4 need a calibration with 4.
         {"more GPUs than a calibrated node", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "cpu", "--gpus", "4",
          "--tp", "2", "--dp", "2"}, 2, {"--gpus", "no network between nodes", "mpirun -np 4"}},
