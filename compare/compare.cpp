@@ -45,28 +45,62 @@ std::string describe_plan(const json& p) {
                        s("schedule"));
 }
 
-// The plan keys whose difference makes a comparison of two different things.
-std::vector<std::string> plan_differences(const json& a, const json& b) {
+// A key absent from one plan or model object and present in the other is compared against the
+// value the writer leaves out (to_json writes these keys only when they differ from it), so a
+// sliding-window model is not taken for the same model as a dense one.
+const json& value_or_default(const json& o, const std::string& k, const json& defaults) {
+    static const json absent;
+    if (o.contains(k)) return o[k];
+    return defaults.contains(k) ? defaults[k] : absent;
+}
+
+std::vector<std::string> differences(const std::string& prefix, const json& a, const json& b,
+                                     const std::vector<std::string>& ignored, const json& defaults,
+                                     const std::string& a_side = "simulated", const std::string& b_side = "measured") {
     std::vector<std::string> out;
     if (!a.is_object() || !b.is_object()) return out;
-    for (const char* k : {"tp", "pp", "dp", "cp", "zero_stage", "microbatch_size", "global_batch_size", "seq_length",
-                          "virtual_stages", "schedule", "recompute", "sequence_parallel", "placement"})
-        if (a.contains(k) && b.contains(k) && a[k] != b[k])
-            out.push_back(fmt::format("{} (simulated {}, measured {})", k, a[k].dump(), b[k].dump()));
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : a.items()) keys.push_back(k);
+    for (const auto& [k, v] : b.items())
+        if (!a.contains(k)) keys.push_back(k);
+    for (const auto& k : keys) {
+        if (std::find(ignored.begin(), ignored.end(), k) != ignored.end()) continue;
+        const json &x = value_or_default(a, k, defaults), &y = value_or_default(b, k, defaults);
+        // A key only one side knows, without a default, is from another version of the writer.
+        if (x.is_null() || y.is_null() || x == y) continue;
+        if (x.is_number() && y.is_number() && x.get<double>() == y.get<double>()) continue;  // 1 and 1.0
+        out.push_back(fmt::format("{}.{} ({} {}, {} {})", prefix, k, a_side, x.dump(), b_side, y.dump()));
+    }
     return out;
 }
 
-// A model of another shape makes every row meaningless; the name alone may differ (a preset
-// against its Hugging Face config).
-std::vector<std::string> model_differences(const json& a, const json& b) {
-    std::vector<std::string> out;
-    if (!a.is_object() || !b.is_object()) return out;
-    for (const char* k : {"num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
-                          "vocab_size", "activation", "norm", "position_embedding", "tied_embeddings"})
-        if (a.contains(k) && b.contains(k) && a[k] != b[k])
-            out.push_back(fmt::format("{} (simulated {}, measured {})", k, a[k].dump(), b[k].dump()));
-    return out;
+// Every plan key but the framework a plan was exported for (it does not change the run) and the
+// precision, which is checked against what the run computed in (tessel run's plan may say bf16
+// while it computes fp32).
+std::vector<std::string> plan_differences(const json& a, const json& b) {
+    static const json defaults = {{"recompute_layers", 0}};
+    return differences("plan", a, b, {"framework", "precision"}, defaults);
 }
+
+}  // namespace
+
+// Every model key but those that change neither time nor memory: the name (a preset against its
+// Hugging Face config), the default context length (the plan's seq_length is the run's), the norm
+// epsilon and the rotary base.
+std::vector<std::string> model_differences(const json& a, const json& b, const std::string& a_side,
+                                           const std::string& b_side) {
+    static const json defaults = {{"out_bias", false},          {"mlp_bias", false},       {"qk_norm", "none"},
+                                  {"sliding_window", 0},        {"sliding_window_pattern", 0},
+                                  {"sandwich_norms", false},    {"logit_softcap", false},  {"rotary_percent", 1.0},
+                                  {"parallel_residual", false}, {"linear_bias", false},    {"qkv_bias", false}};
+    return differences("model", a, b, {"name", "seq_length", "norm_epsilon", "rope_theta"}, defaults, a_side, b_side);
+}
+
+std::string gpu_name(const json& cluster) {
+    return cluster.is_object() && cluster.contains("gpu") ? string_of(cluster["gpu"], "name") : "";
+}
+
+namespace {
 
 std::string percent(std::optional<double> x) { return x ? fmt::format("{:+.1f}%", 100 * *x) : "-"; }
 
@@ -129,13 +163,53 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
     const json& meas_plan = m.has("plan") ? m.raw("plan") : no_plan;
     c.plan = describe_plan(sim_plan.is_object() ? sim_plan : meas_plan);
     // Another plan or model makes every row a comparison of two different runs: refused.
-    std::string differences;
-    for (const auto& d : plan_differences(sim_plan, meas_plan)) differences += "plan." + d + "; ";
+    std::vector<std::string> differences = plan_differences(sim_plan, meas_plan);
     if (meas && s.has("model") && m.has("model"))
-        for (const auto& d : model_differences(s.raw("model"), m.raw("model"))) differences += "model." + d + "; ";
-    if (!differences.empty())
-        throw InputError(fmt::format("{} and {}: not the same run: {}simulate the plan and model the run used", sim_file,
-                                     meas_file, differences));
+        for (auto& d : model_differences(s.raw("model"), m.raw("model"))) differences.push_back(std::move(d));
+    // The precision the run computed in (tessel run computes fp32 on every backend, whatever its
+    // plan says), against the simulated plan's: the simulator times another precision against
+    // another peak (bf16 989 against fp32 67 TFLOP/s on an H100), so every time row would differ
+    // by that factor, not by the simulator's error.
+    const std::string sim_precision = string_of(sim_plan, "precision");
+    const std::string run_precision =
+        meas && m.has("compute_precision") ? string_of(*meas, "compute_precision") : string_of(meas_plan, "precision");
+    if (!sim_precision.empty() && !run_precision.empty() && sim_precision != run_precision)
+        differences.push_back(fmt::format("plan.precision (simulated \"{}\", measured {} \"{}\"; simulate with "
+                                          "--precision {})",
+                                          sim_precision, m.has("compute_precision") ? "compute_precision" : "plan.precision",
+                                          run_precision, run_precision));
+    // The hardware. The simulation records its cluster; the run records the device it ran on
+    // (tessel calibrate names a calibrated cluster's gpu after that same device) and, when given
+    // --cluster, the cluster it was told it ran on. Two different GPU names in those are two
+    // different machines: refused. A GPU run without --cluster cannot be matched exactly (a preset
+    // says "H100-SXM", the driver "NVIDIA H100 80GB HBM3"), so that is a note in the verdict.
+    const json no_cluster;
+    const json& sim_cluster = s.has("cluster") ? s.raw("cluster") : no_cluster;
+    const json& run_cluster = m.has("cluster") ? m.raw("cluster") : no_cluster;
+    const std::string sim_gpu = gpu_name(sim_cluster), run_cluster_gpu = gpu_name(run_cluster);
+    const std::string run_device = m.has("device") ? string_of(*meas, "device") : "";
+    const std::string run_backend = m.has("backend") ? string_of(*meas, "backend") : "";
+    std::string hardware_note;
+    if (!sim_gpu.empty() && !run_cluster_gpu.empty() && sim_gpu != run_cluster_gpu)
+        differences.push_back(fmt::format("cluster.gpu.name (simulated \"{}\", measured \"{}\")", sim_gpu, run_cluster_gpu));
+    else if (!sim_gpu.empty() && !run_device.empty() && sim_gpu != run_device) {
+        // The CPU backend's device is the name calibrate gives a CPU cluster's gpu: exact.
+        if (run_backend == "cpu")
+            differences.push_back(fmt::format("cluster.gpu.name (simulated \"{}\", measured device \"{}\", backend cpu: "
+                                              "calibrate this machine and simulate on that)",
+                                              sim_gpu, run_device));
+        else if (run_cluster_gpu.empty())
+            hardware_note = fmt::format("simulated on {} ({}), the run on device {} with no --cluster: compare cannot "
+                                        "tell whether they are the same hardware",
+                                        sim_gpu, string_of(sim_cluster, "name"), run_device);
+    }
+    if (!differences.empty()) {
+        std::string list;
+        for (const auto& d : differences) list += d + "; ";
+        throw InputError(fmt::format("{} and {}: not the same run: {}simulate the plan, model, precision and cluster "
+                                     "the run used",
+                                     sim_file, meas_file, list));
+    }
 
     auto row = [&](std::string name, std::string key, std::string unit, CompareGroup g, std::optional<double> sv,
                    std::optional<double> mv, std::optional<double> total, std::string note = "") {
@@ -233,18 +307,12 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
         c.verdict += fmt::format("; largest error: {} {}{} ({} simulated, {} measured)", r.name,
                                  percent(r.error_of_total()), scale, value(r.simulated, r.unit), value(r.measured, r.unit));
     }
-    // Same plan and model, other conditions: said, not refused (tessel run computes in fp32 on
-    // every backend, and a run is measured on whatever machine it ran on).
-    const std::string sim_precision = string_of(sim_plan, "precision");
-    const std::string run_precision = m.has("compute_precision") && m.raw("compute_precision").is_string()
-                                          ? m.raw("compute_precision").get<std::string>()
-                                          : "";
-    if (!sim_precision.empty() && !run_precision.empty() && sim_precision != run_precision)
-        c.verdict += fmt::format("; note: simulated in {}, the run computed in {}", sim_precision, run_precision);
-    const std::string sim_cluster = s.has("cluster") ? string_of(s.raw("cluster"), "name") : "";
-    const std::string run_cluster = m.has("cluster") ? string_of(m.raw("cluster"), "name") : "";
-    if (!sim_cluster.empty() && !run_cluster.empty() && sim_cluster != run_cluster)
-        c.verdict += fmt::format("; note: simulated on cluster {}, the run's is {}", sim_cluster, run_cluster);
+    if (!hardware_note.empty()) c.verdict += "; note: " + hardware_note;
+    // The same hardware under another cluster name (another calibration of this machine, a preset
+    // resized with --gpus): said, not refused.
+    const std::string sim_cluster_name = string_of(sim_cluster, "name"), run_cluster_name = string_of(run_cluster, "name");
+    if (!sim_cluster_name.empty() && !run_cluster_name.empty() && sim_cluster_name != run_cluster_name)
+        c.verdict += fmt::format("; note: simulated on cluster {}, the run's is {}", sim_cluster_name, run_cluster_name);
     return c;
 }
 

@@ -47,10 +47,24 @@ struct Comparison {
 
 // InputError (exit 2) naming the file and the key for a missing or mistyped key, or a file of the
 // other kind (a measured run or a plan result passed as the simulation, or the reverse), and for
-// plans or model shapes that differ ("sim.json and run.json: not the same run: plan.tp (simulated
-// 2, measured 4)"): the rows would compare two different runs.
+// two different runs ("sim.json and run.json: not the same run: plan.tp (simulated 2, measured
+// 4)"), where every row would compare two different things:
+//  - a plan key differs (all but framework), or a model key that changes time or memory (all but
+//    name, seq_length, norm_epsilon, rope_theta; keys left out by the writer count as their default);
+//  - the simulated precision is not the one the run computed in (its compute_precision: fp32);
+//  - the simulated cluster's gpu.name is not the run's --cluster gpu.name, or, for the CPU backend,
+//    not the run's device (calibrate names the cluster's gpu after it).
+// A GPU run without --cluster is only noted in the verdict: its driver's device name cannot be
+// matched exactly to a preset's GPU name. Another cluster name on the same GPU is noted too.
 Comparison compare_results(const json& simulated, const std::string& simulated_file, const json& measured,
                            const std::string& measured_file);
+
+// The model keys that make two model objects (DESIGN.md's format, as tessel writes it) different
+// models for a run's time or memory, each "model.KEY (A_SIDE a, B_SIDE b)"; empty when either is not
+// an object. What compare_results refuses on; report refuses a plan search over another model.
+std::vector<std::string> model_differences(const json& a, const json& b, const std::string& a_side = "simulated",
+                                           const std::string& b_side = "measured");
+std::string gpu_name(const json& cluster);  // cluster.gpu.name, "" where absent
 
 // The simulated side alone (every measured value absent, no verdict): the same rows, for drawing a
 // simulation without a run.

@@ -55,9 +55,10 @@ json tiny_measured(const json& sim) {
               {"critical_rank", 3},
               {"plan", sim["plan"]},
               {"model", sim["model"]},
-              {"cluster", nullptr},
-              {"backend", "cpu"},
-              {"device", "test"},
+              // Run with --cluster on the simulated cluster's GPUs: compare refuses other hardware.
+              {"cluster", sim["cluster"]},
+              {"backend", "cuda"},
+              {"device", "NVIDIA H100 80GB HBM3"},
               {"world_size", 8},
               {"steps", 3},
               {"warmup_steps", 1},

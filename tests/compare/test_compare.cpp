@@ -176,17 +176,96 @@ TEST(Compare, TheLargestErrorIsAComponentNotMfu) {
     EXPECT_NEAR(*row(c, "mfu").error(), 0.25, 1e-12);
 }
 
-TEST(Compare, OtherPrecisionOrClusterIsNoted) {
+TEST(Compare, OtherPrecisionIsRefused) {
+    // A bf16 simulation against a run that computed fp32 (tessel run's compute_precision on every
+    // backend): the times would differ by the two peaks' ratio, not by the simulator's error.
     json s = simulated(), m = measured();
     s["plan"]["precision"] = "bf16";
+    m["plan"]["precision"] = "bf16";  // what the run's plan said; it computed fp32 all the same
     m["compute_precision"] = "fp32";
-    s["cluster"] = {{"name", "dgx-h100"}};
-    m["cluster"] = {{"name", "cpu"}};
+    std::string error = message_of([&] { compare_results(s, "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("sim.json and run.json: not the same run: plan.precision (simulated \"bf16\", measured "
+                         "compute_precision \"fp32\"; simulate with --precision fp32)"),
+              std::string::npos)
+        << error;
+    // Simulated in the precision the run computed in: the same run, whatever the run's plan said.
+    s["plan"]["precision"] = "fp32";
+    EXPECT_NO_THROW(compare_results(s, "sim.json", m, "run.json"));
+}
+
+TEST(Compare, OtherHardwareIsRefused) {
+    // An H100 simulation against a CPU run that recorded its calibrated cluster (run --cluster).
+    json s = simulated(), m = measured();
+    s["cluster"] = {{"name", "dgx-h100"}, {"gpu", {{"name", "H100-SXM"}}}};
+    m["cluster"] = {{"name", "cpu"}, {"gpu", {{"name", "AMD EPYC"}}}};
+    m["backend"] = "cpu";
+    m["device"] = "AMD EPYC";
+    std::string error = message_of([&] { compare_results(s, "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("sim.json and run.json: not the same run: cluster.gpu.name (simulated \"H100-SXM\", measured "
+                         "\"AMD EPYC\")"),
+              std::string::npos)
+        << error;
+    // Without --cluster the CPU backend's device is what calibrate names the cluster's gpu: exact.
+    m.erase("cluster");
+    error = message_of([&] { compare_results(s, "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("cluster.gpu.name (simulated \"H100-SXM\", measured device \"AMD EPYC\", backend cpu: calibrate "
+                         "this machine and simulate on that)"),
+              std::string::npos)
+        << error;
+    // A calibration of that CPU under another cluster name: the same hardware, noted.
+    s["cluster"] = {{"name", "cpu-calibrated-again"}, {"gpu", {{"name", "AMD EPYC"}}}};
+    m["cluster"] = {{"name", "cpu"}, {"gpu", {{"name", "AMD EPYC"}}}};
+    const Comparison renamed = compare_results(s, "sim.json", m, "run.json");
+    EXPECT_NE(renamed.verdict.find("note: simulated on cluster cpu-calibrated-again, the run's is cpu"), std::string::npos)
+        << renamed.verdict;
+}
+
+TEST(Compare, GpuRunWithoutClusterIsNotedNotRefused) {
+    // The driver's name and a preset's cannot be matched exactly: said in the verdict.
+    json s = simulated(), m = measured();
+    s["cluster"] = {{"name", "dgx-h100"}, {"gpu", {{"name", "H100-SXM"}}}};
+    m["backend"] = "cuda";
+    m["device"] = "NVIDIA H100 80GB HBM3";
     const Comparison c = compare_results(s, "sim.json", m, "run.json");
-    EXPECT_NE(c.verdict.find("simulated in bf16, the run computed in fp32"), std::string::npos) << c.verdict;
-    EXPECT_NE(c.verdict.find("simulated on cluster dgx-h100, the run's is cpu"), std::string::npos) << c.verdict;
+    EXPECT_NE(c.verdict.find("note: simulated on H100-SXM (dgx-h100), the run on device NVIDIA H100 80GB HBM3 with no "
+                             "--cluster: compare cannot tell whether they are the same hardware"),
+              std::string::npos)
+        << c.verdict;
+    // Told its cluster, the run's GPU name is exact: the same one compares without a note.
+    m["cluster"] = s["cluster"];
+    const Comparison told = compare_results(s, "sim.json", m, "run.json");
+    EXPECT_EQ(told.verdict.find("note:"), std::string::npos) << told.verdict;
     const Comparison same = compare_results(simulated(), "sim.json", measured(), "run.json");
     EXPECT_EQ(same.verdict.find("note:"), std::string::npos) << same.verdict;
+}
+
+TEST(Compare, ModelKeysTheWriterLeavesOutCountAsTheirDefault) {
+    // tessel writes qk_norm, sliding_window, out_bias, ... only when set: a sliding-window model
+    // against one without is another model; the name, context length and norm epsilon change
+    // neither time nor memory.
+    json s = simulated(), m = measured();
+    s["model"]["sliding_window"] = 64;
+    std::string error = message_of([&] { compare_results(s, "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("model.sliding_window (simulated 64, measured 0)"), std::string::npos) << error;
+    s = simulated();
+    m["model"]["qk_norm"] = "rmsnorm";
+    error = message_of([&] { compare_results(s, "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("model.qk_norm (simulated \"none\", measured \"rmsnorm\")"), std::string::npos) << error;
+    m = measured();
+    s["model"]["head_dim"] = 64;
+    m["model"]["head_dim"] = 32;
+    error = message_of([&] { compare_results(s, "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("model.head_dim (simulated 64, measured 32)"), std::string::npos) << error;
+    s = simulated();
+    m = measured();
+    s["plan"]["recompute_layers"] = 2;
+    error = message_of([&] { compare_results(s, "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("plan.recompute_layers (simulated 2, measured 0)"), std::string::npos) << error;
+    s = simulated();
+    s["model"]["name"] = "hand-from-hf";
+    s["model"]["seq_length"] = 4096;
+    s["model"]["norm_epsilon"] = 1e-6;
+    EXPECT_NO_THROW(compare_results(s, "sim.json", m, "run.json"));
 }
 
 TEST(Compare, ZeroStepIsRefused) {
