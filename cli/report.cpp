@@ -43,8 +43,6 @@ void add_report(CLI::App& app) {
         log << fmt::format("wrote {} ({:.0f} KiB): timeline of {} events in {} rectangles{}\n", args->out,
                            double(s.bytes) / 1024, s.timeline_events, s.timeline_rects,
                            s.timeline_merged ? " (neighbours merged)" : "");
-        if (!s.plan_result_mismatch.empty())
-            fmt::print(stderr, "warning: --plan-result is NOT THE SAME RUN: {}\n", s.plan_result_mismatch);
     });
 }
 

@@ -237,19 +237,25 @@ std::string render_report(const ReportInputs& in, const ReportOptions& options, 
                          "the winner labelled.</p>\n",
                          esc(in.files.plan_result), esc(stats));
         const json* first = pr["candidates"].is_array() && !pr["candidates"].empty() ? &pr["candidates"][0] : nullptr;
-        // A search over another model or cluster draws candidates that have nothing to do with this run.
-        std::string mismatch;
+        // A search over another model or GPU ranks candidates that have nothing to do with this
+        // run: refused, as compare refuses a measured run of another plan.
         if (first) {
-            for (const char* what : {"model", "cluster"}) {
-                const std::string searched = string_at(*first, {what, "name"}), simulated = string_at(s, {what, "name"});
-                if (!searched.empty() && !simulated.empty() && searched != simulated)
-                    mismatch += fmt::format("{}the search's {} is {}, the simulation's {}", mismatch.empty() ? "" : "; ",
-                                            what, searched, simulated);
+            std::vector<std::string> mismatch;
+            if (first->contains("model") && s.contains("model"))
+                mismatch = model_differences((*first)["model"], s["model"], "searched", "simulated");
+            const std::string searched_gpu = first->contains("cluster") ? gpu_name((*first)["cluster"]) : "";
+            const std::string simulated_gpu = s.contains("cluster") ? gpu_name(s["cluster"]) : "";
+            if (!searched_gpu.empty() && !simulated_gpu.empty() && searched_gpu != simulated_gpu)
+                mismatch.push_back(
+                    fmt::format("cluster.gpu.name (searched \"{}\", simulated \"{}\")", searched_gpu, simulated_gpu));
+            if (!mismatch.empty()) {
+                std::string list;
+                for (const auto& d : mismatch) list += d + "; ";
+                throw InputError(fmt::format("{} and {}: not the same run: candidates[0] {}plan the model and cluster "
+                                             "that were simulated",
+                                             in.files.plan_result, sim_file, list));
             }
         }
-        if (!mismatch.empty())
-            o += fmt::format("<p class=\"note\">NOT THE SAME RUN: {}.</p>\n", esc(mismatch));
-        if (summary) summary->plan_result_mismatch = mismatch;
         const std::optional<double> pr_capacity =
             first ? number_at(*first, {"cluster", "gpu", "memory_GiB"}) : std::nullopt;
         o += draw_candidates(pr, in.files.plan_result, s.contains("plan") ? s["plan"] : json(),

@@ -34,11 +34,11 @@ struct ReportSummary {
     bool timeline_merged = false;
     double resimulated_step_s = 0;
     std::size_t bytes = 0;
-    std::string plan_result_mismatch;  // non-empty: the plan result searched another model or cluster
 };
 
-// The page. InputError (naming the file and the key) for anything missing or of the wrong type;
-// nothing is written here.
+// The page. InputError (naming the file and the key) for anything missing or of the wrong type,
+// for a measured run of another run (compare_results' rules) and for a plan result whose first
+// candidate has another model or GPU than the simulation; nothing is written here.
 std::string render_report(const ReportInputs& in, const ReportOptions& options = {}, ReportSummary* summary = nullptr);
 
 }  // namespace tessel

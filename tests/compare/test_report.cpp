@@ -90,18 +90,24 @@ TEST(Report, EverythingTogetherIsWellFormedWithEverySection) {
     EXPECT_EQ(html.find("NOT THE SAME RUN"), std::string::npos);
 }
 
-// A plan result that searched another model is drawn, but the page and the summary say so, as
-// compare does for a measured run of another plan.
-TEST(Report, APlanResultForAnotherModelIsFlagged) {
+// A plan result that searched another model or GPU is refused, as compare refuses a measured run
+// of another plan: its candidates have nothing to do with the simulated run. A name alone (a
+// preset against its Hugging Face config) is the same model.
+TEST(Report, APlanResultForAnotherModelOrGpuIsRefused) {
     const json sim = tiny_simulation();
     json other = tiny_plan_result(sim);
-    for (auto& c : other["candidates"]) c["model"]["name"] = "gpt3-175b";
-    ReportSummary summary;
-    const std::string html = render_report(inputs(sim, std::nullopt, other), {}, &summary);
-    EXPECT_EQ(check_well_formed(html), "");
-    EXPECT_NE(html.find("NOT THE SAME RUN: the search&#39;s model is gpt3-175b"), std::string::npos)
-        << html.substr(html.find("id=\"candidates\""), 800);
-    EXPECT_NE(summary.plan_result_mismatch.find("gpt3-175b"), std::string::npos);
+    for (auto& c : other["candidates"]) c["model"]["num_layers"] = 7;  // tiny-gpt has 4 (configs/models/tiny-gpt.json)
+    std::string e = message_of([&] { render_report(inputs(sim, std::nullopt, other)); });
+    EXPECT_NE(e.find("plan.json and sim.json: not the same run: candidates[0] model.num_layers (searched 7, simulated 4)"),
+              std::string::npos)
+        << e;
+    other = tiny_plan_result(sim);
+    for (auto& c : other["candidates"]) c["cluster"]["gpu"]["name"] = "A100-SXM4-80GB";
+    e = message_of([&] { render_report(inputs(sim, std::nullopt, other)); });
+    EXPECT_NE(e.find("cluster.gpu.name (searched \"A100-SXM4-80GB\", simulated \"H100-SXM\")"), std::string::npos) << e;
+    other = tiny_plan_result(sim);
+    for (auto& c : other["candidates"]) c["model"]["name"] = "tiny-gpt-from-config";
+    EXPECT_NO_THROW(render_report(inputs(sim, std::nullopt, other)));
 }
 
 // The legend names only what the chart draws: no ring or "does not fit" mark when no candidate is

@@ -50,7 +50,9 @@ std::vector<std::string> outputs(const std::string& dir) {
     std::vector<std::string> out;
     for (const auto& e : fs::directory_iterator(dir)) {
         const std::string name = e.path().filename().string();
-        if (name != "sim.json" && name != "run.json" && name != "plan.json") out.push_back(name);
+        if (name != "sim.json" && name != "run.json" && name != "plan.json" && name != "other-run.json" &&
+            name != "other-plan.json")
+            out.push_back(name);
     }
     return out;
 }
@@ -61,6 +63,14 @@ std::string setup(const std::string& name) {
     write_text(dir + "/sim.json", sim.dump(2));
     write_text(dir + "/run.json", tiny_measured(sim).dump(2));
     write_text(dir + "/plan.json", tiny_plan_result(sim).dump(2));
+    // Of another run: the measured tiny-gpt at pp 4 instead of the simulated pp 2; a search over
+    // A100s instead of H100s.
+    json other_run = tiny_measured(sim);
+    other_run["plan"]["pp"] = 4;
+    write_text(dir + "/other-run.json", other_run.dump(2));
+    json other_search = tiny_plan_result(sim);
+    for (auto& c : other_search["candidates"]) c["cluster"]["gpu"]["name"] = "A100-SXM4-80GB";
+    write_text(dir + "/other-plan.json", other_search.dump(2));
     return dir;
 }
 
@@ -92,6 +102,11 @@ TEST(ReportCli, BadInputExitsTwoAndWritesNothing) {
         {{"--simulated", dir + "/sim.json", "--measured", dir + "/plan.json"}, "plan.json", "candidates"},
         {{"--simulated", dir + "/sim.json", "--plan-result", dir + "/run.json"}, "run.json", "candidates"},
         {{"--simulated", dir + "/missing.json"}, "missing.json", ""},
+        // Another run than the one simulated: both files and the first differing key with both values.
+        {{"--simulated", dir + "/sim.json", "--measured", dir + "/other-run.json"}, "sim.json and " + dir + "/other-run.json",
+         "not the same run: plan.pp (simulated 2, measured 4)"},
+        {{"--simulated", dir + "/sim.json", "--plan-result", dir + "/other-plan.json"}, "other-plan.json and " + dir + "/sim.json",
+         "cluster.gpu.name (searched \"A100-SXM4-80GB\", simulated \"H100-SXM\")"},
     };
     for (const auto& c : cases) {
         std::vector<std::string> args = {"report"};
@@ -107,6 +122,27 @@ TEST(ReportCli, BadInputExitsTwoAndWritesNothing) {
     const CliRun r = run_tessel({"report", "--simulated", dir + "/sim.json", "--out", dir + "/no/such/report.html"}, dir);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_TRUE(outputs(dir).empty());
+    // An output that is an input would destroy it: refused, the input left as it was.
+    const std::string sim_before = read_text(dir + "/sim.json");
+    const CliRun over = run_tessel({"report", "--simulated", dir + "/sim.json", "--out", dir + "/sim.json"}, dir);
+    EXPECT_EQ(over.exit_code, 2) << over.err;
+    EXPECT_NE(over.err.find("the same file as --simulated"), std::string::npos) << over.err;
+    EXPECT_EQ(read_text(dir + "/sim.json"), sim_before);
+}
+
+TEST(CompareCli, AnotherRunExitsTwoAndPrintsNoTable) {
+    const std::string dir = setup("compare-other");
+    for (const bool as_json : {false, true}) {
+        std::vector<std::string> args = {"compare", "--simulated", dir + "/sim.json", "--measured", dir + "/other-run.json"};
+        if (as_json) args.push_back("--json");
+        const CliRun r = run_tessel(args, dir);
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_NE(r.err.find(dir + "/sim.json and " + dir + "/other-run.json: not the same run: plan.pp (simulated 2, "
+                                                             "measured 4)"),
+                  std::string::npos)
+            << r.err;
+        EXPECT_EQ(r.out, "");  // no rows a script could take for valid errors
+    }
 }
 
 TEST(ReportCli, HelpHasAnExample) {
