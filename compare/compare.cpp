@@ -102,7 +102,6 @@ std::string gpu_name(const json& cluster) {
 
 namespace {
 
-std::string percent(std::optional<double> x) { return x ? fmt::format("{:+.1f}%", 100 * *x) : "-"; }
 
 std::string value(std::optional<double> x, const std::string& unit) {
     if (!x) return "not measured";
@@ -297,15 +296,15 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
         const auto e = c.rows[i].error_of_total();
         if (e && (!c.largest || std::abs(*e) > std::abs(*c.rows[*c.largest].error_of_total()))) c.largest = i;
     }
-    c.verdict = fmt::format("step time {} ({:.4g} s simulated, {:.4g} s measured), peak memory {}", percent(c.rows[0].error()),
-                            sim_step, *meas_step, percent(c.row("memory_GiB.peak")->error()));
+    c.verdict = fmt::format("step time {} ({:.4g} s simulated, {:.4g} s measured), peak memory {}", format_error(c.rows[0].error()),
+                            sim_step, *meas_step, format_error(c.row("memory_GiB.peak")->error()));
     if (c.largest) {
         const ComparedValue& r = c.rows[*c.largest];
         const std::string scale = r.group == G::time || r.group == G::kernels ? " of the measured step"
                                   : r.group == G::memory ? " of the measured peak"
                                                          : "";
         c.verdict += fmt::format("; largest error: {} {}{} ({} simulated, {} measured)", r.name,
-                                 percent(r.error_of_total()), scale, value(r.simulated, r.unit), value(r.measured, r.unit));
+                                 format_error(r.error_of_total()), scale, value(r.simulated, r.unit), value(r.measured, r.unit));
     }
     if (!hardware_note.empty()) c.verdict += "; note: " + hardware_note;
     // The same hardware under another cluster name (another calibration of this machine, a preset
@@ -317,6 +316,14 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
 }
 
 }  // namespace
+
+std::string format_error(std::optional<double> fraction) {
+    if (!fraction) return "-";
+    const double p = 100 * *fraction;
+    // One decimal reads best for real errors; absurd ones (a 1e-300 s step in the file) would
+    // print hundreds of digits, so past a million percent they take three significant figures.
+    return std::abs(p) < 1e6 ? fmt::format("{:+.1f}%", p) : fmt::format("{:+.3g}%", p);
+}
 
 const ComparedValue* Comparison::row(const std::string& key) const {
     for (const auto& r : rows)
@@ -351,9 +358,9 @@ std::string format_comparison(const Comparison& c) {
             o << "kernel time by kind on that rank (of total: share of the measured step)\n";
         const bool sub = r.group != CompareGroup::headline;
         const std::string name = (sub ? "  " : "") + r.name;
-        const std::string of_total = r.group == CompareGroup::headline ? "" : percent(r.error_of_total());
+        const std::string of_total = r.group == CompareGroup::headline ? "" : format_error(r.error_of_total());
         o << fmt::format("{:<28} {:>4} {:>12} {:>14} {:>9} {:>10}{}\n", name, r.unit, value(r.simulated, r.unit),
-                         value(r.measured, r.unit), percent(r.error()), of_total, r.note.empty() ? "" : "  " + r.note);
+                         value(r.measured, r.unit), format_error(r.error()), of_total, r.note.empty() ? "" : "  " + r.note);
         if (r.key == "step_time_s") o << "time on the rank that finishes last (of total: share of the measured step)\n";
         if (r.key == "memory_GiB.peak") o << "memory by kind on the busiest rank (of total: share of the measured peak)\n";
     }

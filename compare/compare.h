@@ -70,6 +70,10 @@ std::string gpu_name(const json& cluster);  // cluster.gpu.name, "" where absent
 // simulation without a run.
 Comparison simulated_components(const json& simulated, const std::string& simulated_file);
 
+// An error as a signed percentage, "+12.3%", past +-1e6 % in three significant figures
+// ("+1e+302%"); "-" when there is none.
+std::string format_error(std::optional<double> fraction);
+
 std::string format_comparison(const Comparison& c);  // the side-by-side table and the verdict
 json to_json(const Comparison& c);
 

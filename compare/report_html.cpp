@@ -62,7 +62,7 @@ circle.this{fill:none;stroke:#222;stroke-width:1.5}
 
 std::string esc(const std::string& s) { return escape_xml(s); }
 
-std::string pct(std::optional<double> x) { return x ? fmt::format("{:+.1f}%", 100 * *x) : "-"; }
+std::string pct(std::optional<double> x) { return format_error(x); }
 
 std::optional<double> error_of(std::optional<double> s, std::optional<double> m) {
     if (!s || !m || *m == 0) return std::nullopt;

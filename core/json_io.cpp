@@ -281,7 +281,11 @@ const json& ObjectReader::raw(const std::string& key) const {
 }
 
 void ObjectReader::fail(const std::string& key, const std::string& expected, const json* got) const {
-    throw input_error(file_, path(key), expected, got ? describe_json_value(*got) : "nothing (missing)");
+    // find() reads a null as absent (defaults apply), but a required key written as null is there:
+    // "missing" would send the user looking for a key that is in the file.
+    const bool null = !got && object_->contains(key) && object_->at(key).is_null();
+    throw input_error(file_, path(key), expected,
+                      got ? describe_json_value(*got) : null ? "null" : "nothing (missing)");
 }
 
 std::int64_t ObjectReader::integer(const std::string& key, std::optional<std::int64_t> fallback, std::int64_t min,

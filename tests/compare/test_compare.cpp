@@ -2,6 +2,8 @@
 // from the numbers in the two documents, not taken from the code.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "compare/compare.h"
 #include "core/errors.h"
 
@@ -278,6 +280,46 @@ TEST(Compare, ZeroStepIsRefused) {
     s["step_time_s"] = 0.0;
     EXPECT_NE(message_of([&] { compare_results(s, "sim.json", measured(), "run.json"); }).find("sim.json"),
               std::string::npos);
+}
+
+TEST(Compare, NullNegativeOrOutOfRangeNumbersNameTheFileKeyAndValue) {
+    // A key written as null is in the file: said so, not "missing".
+    json m = measured();
+    m["step_time_s"] = nullptr;
+    std::string error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("run.json: key 'step_time_s'"), std::string::npos) << error;
+    EXPECT_NE(error.find("got null"), std::string::npos) << error;
+    EXPECT_EQ(error.find("missing"), std::string::npos) << error;
+    m = measured();
+    m.erase("step_time_s");
+    error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("missing"), std::string::npos) << error;
+    // Negative and infinite numbers (the JSON reader refuses 1e400 and Infinity in a file; a
+    // document built in memory can hold one).
+    json s = simulated();
+    s["time_s"]["compute"] = -0.5;
+    error = message_of([&] { compare_results(s, "sim.json", measured(), "run.json"); });
+    EXPECT_NE(error.find("sim.json: key 'time_s.compute'"), std::string::npos) << error;
+    EXPECT_NE(error.find("-0.5"), std::string::npos) << error;
+    m = measured();
+    m["step_time_s"] = std::numeric_limits<double>::infinity();
+    error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("run.json: key 'step_time_s'"), std::string::npos) << error;
+}
+
+TEST(Compare, AbsurdErrorsPrintInThreeFigures) {
+    // 1e300 s simulated against 1e-3 s measured: an error of (1e300 - 1e-3) / 1e-3 = 1e303, that is
+    // +1e+305 %, printed as such rather than in 306 digits; real errors keep one decimal.
+    EXPECT_EQ(format_error(1e303), "+1e+305%");
+    EXPECT_EQ(format_error(-0.0912), "-9.1%");
+    EXPECT_EQ(format_error(9999.994), "+999999.4%");
+    EXPECT_EQ(format_error(std::nullopt), "-");
+    json s = simulated(), m = measured();
+    s["step_time_s"] = 1e300;
+    m["step_time_s"] = 1e-3;
+    const Comparison c = compare_results(s, "sim.json", m, "run.json");
+    EXPECT_NE(c.verdict.find("step time +1e+305%"), std::string::npos) << c.verdict;
+    EXPECT_LT(format_comparison(c).size(), 4000u);
 }
 
 TEST(Compare, BothMfusAgainstTheSimulationsPeak) {
