@@ -235,6 +235,13 @@ std::string calibration_report(const Calibration& c) {
     o << fmt::format("\nattention             forward {:.3f}, backward {:.3f} of peak as long-sequence limits "
                      "(error {:.1f}%)\n",
                      f.attention_forward_efficiency, f.attention_backward_efficiency, 100 * f.attention_error);
+    // A fit above peak is capped, and the error then measures the cap, not the kernel: say which.
+    if (f.attention_forward_fit > 1 || f.attention_backward_fit > 1)
+        o << fmt::format("                      capped at 1.000 of peak: the fit is forward {:.3f}, backward {:.3f} "
+                         "(faster than peak x the ramp), which the error above includes\n",
+                         f.attention_forward_fit, f.attention_backward_fit);
+    if (!f.attention_table.empty())
+        o << "                      the simulator uses the profile's attention_table (each shape below, capped at 1), not these two\n";
     o << fmt::format("  {:>11} {:>6} {:>8} {:>12} {:>12} {:>10} {:>10}\n", "batch*heads", "seq", "head_dim", "fwd (us)",
                      "bwd (us)", "fwd GF/s", "bwd GF/s");
     for (const auto& a : k.attention) {

@@ -115,8 +115,10 @@ void fit_attention(const KernelMeasurements& k, FittedProfile& f) {
         log_bwd += std::log(2.5 * flops / work_seconds(a.backward_seconds, 2 * f.kernel_launch_s) / f.peak_flops / ramp);
     }
     const double n = double(k.attention.size());
-    f.attention_forward_efficiency = std::min(1.0, std::exp(log_fwd / n));
-    f.attention_backward_efficiency = std::min(1.0, std::exp(log_bwd / n));
+    f.attention_forward_fit = std::exp(log_fwd / n);
+    f.attention_backward_fit = std::exp(log_bwd / n);
+    f.attention_forward_efficiency = std::min(1.0, f.attention_forward_fit);
+    f.attention_backward_efficiency = std::min(1.0, f.attention_backward_fit);
     std::vector<std::pair<double, double>> pm;
     for (const auto& a : k.attention) {
         const double flops = simulator_attention_forward_flops(a.batch_heads, a.seq, a.head_dim);

@@ -49,7 +49,11 @@ struct FittedProfile {
     double peak_flops = 0;              // FLOP/s
     double memory_bandwidth_Bps = 0;
     double gemm_max_efficiency = 1, gemm_k_overhead = 0;
-    double attention_forward_efficiency = 0, attention_backward_efficiency = 0;
+    double attention_forward_efficiency = 0, attention_backward_efficiency = 0;  // at most 1 (of peak)
+    // The fit before that cap: above 1 the measured attention outruns peak x the simulator's ramp,
+    // and attention_error measures the capped model, which the simulator does not use where
+    // attention_table is written (calibrate's report says so).
+    double attention_forward_fit = 0, attention_backward_fit = 0;
     double memory_bandwidth_efficiency = 1;
     double kernel_launch_s = 0;
     int sm_count = 1;

@@ -166,6 +166,30 @@ TEST(CalibrateFit, AttentionEfficiencyUndoesTheSimulatorsRamp) {
     EXPECT_LT(f.attention_error, 1e-9);
 }
 
+TEST(CalibrateFit, AttentionFasterThanPeakIsCappedAndTheFitKept) {
+    // Times 2.1x faster than peak x the simulator's ramp in the backward, 1.2x in the forward:
+    // the efficiencies are capped at 1, the uncapped fit is kept to say so (2.1 and 1.2 exactly,
+    // a constant factor over every shape), and the capped model's error is 1.2 - 1 = 20% forward,
+    // 110% backward per sample: geometric mean sqrt(1.2 x 2.1) - 1 = 58.7% over both.
+    KernelMeasurements k;
+    k.peak_flops = kPeak;
+    for (int seq : {128, 256})
+        for (int d : {32, 64}) {
+            AttentionSample a{8, seq, d, 0, 0};
+            const double flops = simulator_attention_forward_flops(8, seq, d);
+            const double rate = kPeak * simulator_attention_ramp(8, seq, d, 1);
+            a.forward_seconds = flops / (rate * 1.2);
+            a.backward_seconds = 2.5 * flops / (rate * 2.1);
+            k.attention.push_back(a);
+        }
+    const FittedProfile f = fit_profile(k, {}, 1);
+    EXPECT_EQ(f.attention_forward_efficiency, 1.0);
+    EXPECT_EQ(f.attention_backward_efficiency, 1.0);
+    EXPECT_NEAR(f.attention_forward_fit, 1.2, 1e-9);
+    EXPECT_NEAR(f.attention_backward_fit, 2.1, 1e-9);
+    EXPECT_NEAR(f.attention_error, std::sqrt(1.2 * 2.1) - 1, 1e-9);
+}
+
 // calibrate mirrors the simulator's attention ramp and FLOP count (it may not call the
 // simulator); the two must agree or the fitted efficiency means something else to the simulator.
 TEST(CalibrateFit, AttentionRampMatchesTheSimulator) {
