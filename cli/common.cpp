@@ -35,12 +35,39 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f, bool plan_required) {
     cmd.add_option("--placement", f.placement, "order of dimensions, innermost first, e.g. tp-cp-dp-pp");
 }
 
+namespace {
+
+// The other JSON files tessel writes are objects too, and every plan key is optional, so one of
+// them given as --plan would be read as the default one-GPU plan with only warnings.
+void reject_other_documents(const json& j, const std::string& origin) {
+    if (j.contains("candidates"))
+        throw input_error(origin, "candidates",
+                          "a plan, not a plan search's result: give its winner, candidates[0].plan, as a file of its own "
+                          "(jq '.candidates[0].plan' FILE)",
+                          "a ranked list of candidates");
+    if (j.contains("plan") && j["plan"].is_object())
+        throw input_error(origin, "plan",
+                          "a plan, not a simulation result or a measured run: give the object under \"plan\" as a "
+                          "file of its own (jq '.plan' FILE)",
+                          "an object holding a plan");
+    static const char* const plan_keys[] = {"tp", "pp", "dp", "cp", "zero_stage", "microbatch_size", "global_batch_size",
+                                            "virtual_stages", "sequence_parallel", "recompute", "schedule", "precision",
+                                            "placement"};
+    for (const char* k : plan_keys)
+        if (j.contains(k)) return;
+    throw input_error(origin, "(top level)", "a plan: at least one of tp, pp, dp, cp, zero_stage, microbatch_size, "
+                      "global_batch_size, ... (configs/plans/ has examples)", "none of them");
+}
+
+}  // namespace
+
 Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
                   const std::optional<std::string>& precision_default) {
     json j = json::object();
     std::string origin = "command line";
     if (!f.plan_file.empty()) j = load_json("plans", f.plan_file, &origin);
     if (!j.is_object()) throw input_error(origin, "(top level)", "a JSON object describing a plan", describe_json_value(j));
+    if (!f.plan_file.empty()) reject_other_documents(j, origin);
     if (!j.contains("seq_length")) j["seq_length"] = m.seq_length;
     std::vector<std::string> overrides;  // the flags that replace the plan file's values
     auto set = [&](const char* key, const char* flag, const auto& v) {
@@ -121,8 +148,21 @@ void check_output_file(const std::string& flag, const std::string& path, FlagPat
 std::FILE* check_outputs(FlagPaths outputs, FlagPaths inputs) {
     std::string on_stdout;
     int count = 0;
-    for (const auto& [flag, path] : outputs) {
+    for (auto it = outputs.begin(); it != outputs.end(); ++it) {
+        const auto& [flag, path] = *it;
         check_output_file(flag, path, inputs);
+        // Two outputs in one file: the second written would silently replace the first.
+        for (auto other = outputs.begin(); other != it; ++other) {
+            std::error_code ec;
+            const auto& [other_flag, other_path] = *other;
+            if (path.empty() || path == "-" || other_path.empty() || other_path == "-") continue;
+            // Spelled two ways (./a.json and a.json) before either exists: equivalent() needs both files.
+            const auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+            const auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(other_path, ec), ec);
+            if (path == other_path || (!ec && a == b))
+                throw InputError(fmt::format("{} {}: the same file as {} {}; give each output its own name", flag, path,
+                                             other_flag, other_path));
+        }
         if (path != "-") continue;
         on_stdout += fmt::format("{}{} -", count ? " and " : "", flag);
         ++count;

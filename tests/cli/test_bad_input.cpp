@@ -207,6 +207,21 @@ std::vector<BadInput> cases() {
         // The cpu preset is one calibrated node of 2 ranks: 4 need a calibration with 4.
         {"more GPUs than a calibrated node", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "cpu", "--gpus", "4",
          "--tp", "2", "--dp", "2"}, 2, {"--gpus", "no network between nodes", "mpirun -np 4"}},
+        // Every plan key is optional, so these were read as the default one-GPU plan with warnings and exit 0.
+        {"plan search result as a plan", R"({"candidates": [{"plan": {"tp": 2, "dp": 4}}]})",
+         {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8", "--plan", "@", "--json", "%/out.json"}, 2,
+         {"input.json", "key 'candidates'", "candidates[0].plan"}},
+        {"simulation result as a plan", R"({"plan": {"tp": 2, "dp": 4}, "step_time_s": 1.5})",
+         {"run", "--model", "tiny-gpt", "--plan", "@", "--steps", "1", "--out", "%/run.json"}, 2,
+         {"input.json", "key 'plan'", "a simulation result or a measured run"}},
+        {"plan file without a plan key", R"({"description": "empty", "tensor_parallel": 2})",
+         {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8", "--plan", "@"}, 2,
+         {"input.json", "at least one of tp, pp, dp"}},
+        // Two outputs in one file: the trace silently replaced the simulation result (exit 0).
+        {"two outputs in one file", nullptr, {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8",
+         "--json", "%/out.json", "--trace", "%/out.json"}, 2, {"--trace", "the same file as --json"}},
+        {"validate report and JSON in one file", nullptr, {"validate", "--no-cross-validation", "--out", "%/v.md", "--json",
+         "%/v.md"}, 2, {"--json", "the same file as --out"}},
         {"dp x microbatch beyond an int", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100", "--gpus", "4096",
          "--dp", "4096", "--microbatch-size", "1048576", "--global-batch-size", "1", "--seq", "128"}, 2,
          {"global_batch_size", "4294967296"}},
