@@ -1,5 +1,7 @@
 #include "executor/layers/embedding.h"
 
+#include <algorithm>
+
 #include "executor/layers/tensor_parallel.h"
 
 namespace tessel {
@@ -12,12 +14,19 @@ TensorSlot add_token_table(ParamBuffer& buf, const ModelSpec& m, int tp_size, in
     return buf.add(std::move(t));
 }
 
-TensorSlot add_position_table(ParamBuffer& buf, const ModelSpec& m, int seq_length) {
-    // Only the rows a run reads: the rows beyond seq_length never get a gradient.
-    TensorSpec t = replicated_tensor("embedding.wpe.weight", std::size_t(seq_length), std::size_t(m.hidden_size),
+static TensorSpec position_table_spec(const ModelSpec& m, int seq_length) {
+    // The model's whole table, as the simulator and Megatron-LM hold it, though a run at a shorter
+    // sequence reads only its first seq_length rows: the memory compare measures is the model's.
+    // Values are a function of (seed, name, index), so the rows a run reads do not depend on this.
+    const int rows = std::max(m.max_position_embeddings, seq_length);
+    TensorSpec t = replicated_tensor("embedding.wpe.weight", std::size_t(rows), std::size_t(m.hidden_size),
                                      InitRule::normal(0.01f));
     t.weight_decay = true;
-    return buf.add(std::move(t));
+    return t;
+}
+
+TensorSlot add_position_table(ParamBuffer& buf, const ModelSpec& m, int seq_length) {
+    return buf.add(position_table_spec(m, seq_length));
 }
 
 DeviceArray<float> embedding_forward(const LayerContext& ctx, const EmbeddingWeights& w, const int* tokens) {

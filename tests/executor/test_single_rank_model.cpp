@@ -146,6 +146,26 @@ TEST(SingleRankModel, WeightDecayOnEveryMatrixAndNoVector) {
     }
 }
 
+// The learned position table holds the model's max_position_embeddings rows, as the simulator and
+// Megatron-LM count it, even when a run reads fewer: a run at sequence 8 of a 16-position model
+// holds 16 x 16 values (it held 8 x 16, and compare showed its weights 3% off the simulation's).
+// The rows it reads are the same values as a table of exactly 8 rows (a counter-based init).
+TEST(SingleRankModel, PositionTableHoldsEveryPositionOfTheModel) {
+    std::vector<std::vector<float>> tables;
+    for (int positions : {8, 16}) {
+        OneRankModel model("tiny-gpt");
+        model.m.max_position_embeddings = positions;
+        ModelChunk chunk(model.m, model.plan, ChunkPlacement{0, 1, 0, 2}, 1, 0);
+        chunk.materialize(model.ctx.mem, 0, nullptr, 42);
+        for (ParamBuffer* buf : chunk.buffers())
+            if (buf->name() == "embedding.wpe") tables.push_back(buf->download_params());
+    }
+    ASSERT_EQ(tables.size(), 2u);
+    EXPECT_EQ(tables[0].size(), 8u * 16);
+    EXPECT_EQ(tables[1].size(), 16u * 16);  // hidden 16
+    EXPECT_TRUE(std::equal(tables[0].begin(), tables[0].end(), tables[1].begin()));
+}
+
 TEST(SingleRankModel, RecomputationChangesNoBitAndLossFalls) {
     for (const char* model : {"tiny-gpt", "tiny-llama", "tiny-qwen3"}) {
         const RunResult none = train(tiny_run(model, Recompute::none), make_self_communicator());
