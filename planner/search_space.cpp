@@ -56,7 +56,7 @@ SpaceLimits limits_for(Framework f) {
             break;
         case Framework::torchtitan:
             l.zero_stages = {0, 1, 2, 3};  // 1 only with PP (pipeline_fsdp_gathers_once)
-            l.uneven_pipeline = false;
+            // Uneven splits as layers_per_stage with first/last_stage_less_layers (export_torchtitan).
             l.shards_over_cp = true;
             l.ddp_only_1d = true;
             l.pipeline_fsdp_gathers_once = kTorchtitan.pipeline_gathers_once;

@@ -2,6 +2,8 @@
 // against the layout Narayanan et al. 2021 tuned by hand.
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -242,6 +244,30 @@ TEST(Search, ThreadCountDoesNotChangeTheRanking) {
     const auto b = search_plans(m, c, req, two);
     ASSERT_EQ(a.best.size(), b.best.size());
     for (std::size_t i = 0; i < a.best.size(); ++i) EXPECT_DOUBLE_EQ(a.best[i].step_time_s, b.best[i].step_time_s);
+}
+
+// torchtitan writes an uneven split as layers_per_stage with first/last_stage_less_layers
+// (ExportTorchtitan.UnevenPipelinesCountTheEndsAsLessLayers), so its search offers pipeline depths
+// that do not divide the layers: 80 layers on 24 GPUs have no even depth of 3, 6 or 12 (the
+// search used to answer "no plan" for a global batch of 256 there).
+TEST(Search, TorchtitanOffersUnevenPipelineSplits) {
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 24);
+    const PlanRequest req = complete_request(m, c, 256, 0);
+    SearchOptions o;
+    o.top_k = 20;
+    o.framework = Framework::torchtitan;
+    o.simulate = simulate_options_for(o.framework, req.precision);
+    const auto best = search_plans(m, c, req, o).best;
+    ASSERT_FALSE(best.empty());
+    int uneven = 0;
+    for (const auto& r : best) {
+        if (m.num_layers % r.plan.pp == 0) continue;
+        ++uneven;
+        const auto l = layers_per_chunk(m.num_layers, r.plan.pp, r.plan.virtual_stages);
+        EXPECT_EQ(std::accumulate(l.begin(), l.end(), 0), m.num_layers) << r.plan.describe();
+    }
+    EXPECT_GT(uneven, 0);
 }
 
 TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
