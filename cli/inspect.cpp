@@ -60,7 +60,7 @@ void run_inspect(const InspectArgs& a) {
     if (m.logit_softcap) attention += ", logit soft-cap";
     if (m.position_embedding == PositionEmbedding::rope && m.rotary_percent < 1.0)
         attention += fmt::format(", RoPE on {:g}% of each head", 100 * m.rotary_percent);
-    if (m.parallel_residual) attention += ", parallel attention and MLP";
+    if (m.parallel_residual) attention += m.shared_norm ? ", parallel attention and MLP (one norm)" : ", parallel attention and MLP";
     fmt::print("  {} norm, {} positions, embeddings {}{}\n", to_string(m.norm), to_string(m.position_embedding),
                m.tied_embeddings ? "tied" : "untied", attention);
     fmt::print("parameters       {:>16L}  ({})\n", c.total, human(double(c.total)));

@@ -92,7 +92,8 @@ std::vector<std::string> model_differences(const json& a, const json& b, const s
     static const json defaults = {{"out_bias", false},          {"mlp_bias", false},       {"qk_norm", "none"},
                                   {"sliding_window", 0},        {"sliding_window_pattern", 0},
                                   {"sandwich_norms", false},    {"logit_softcap", false},  {"rotary_percent", 1.0},
-                                  {"parallel_residual", false}, {"linear_bias", false},    {"qkv_bias", false}};
+                                  {"parallel_residual", false}, {"linear_bias", false},    {"qkv_bias", false},
+                                  {"shared_norm", false}};
     return differences("model", a, b, {"name", "seq_length", "norm_epsilon", "rope_theta"}, defaults, a_side, b_side);
 }
 

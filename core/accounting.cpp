@@ -23,8 +23,10 @@ std::vector<LayerShape> layer_shapes(const ModelSpec& m) {
     s.push_back({"attention.out.weight", {h, q}});
     if (m.has_out_bias()) s.push_back({"attention.out.bias", {h}});
     if (m.sandwich_norms) s.push_back({"attention_post_norm.weight", {h}});
-    s.push_back({"mlp_norm.weight", {h}});
-    if (ln) s.push_back({"mlp_norm.bias", {h}});
+    if (!m.shared_norm) {
+        s.push_back({"mlp_norm.weight", {h}});
+        if (ln) s.push_back({"mlp_norm.bias", {h}});
+    }
     const std::int64_t up = m.gated_mlp() ? 2 * f : f;
     s.push_back({"mlp.up.weight", {up, h}});
     if (m.has_mlp_bias()) s.push_back({"mlp.up.bias", {up}});

@@ -77,6 +77,10 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     m.logit_softcap = r.boolean("logit_softcap", false);
     m.rotary_percent = r.number("rotary_percent", 1.0, 0.0, 1.0);
     m.parallel_residual = r.boolean("parallel_residual", false);
+    m.shared_norm = r.boolean("shared_norm", false);
+    if (m.shared_norm && !m.parallel_residual)
+        throw input_error(file, "shared_norm", "false unless parallel_residual is true (one norm feeds both branches only "
+                          "when both read the layer's input)", "true with parallel_residual false");
     m.max_position_embeddings = int(r.integer(
         "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
     m.rope_theta = r.number("rope_theta", 10000.0);
@@ -188,6 +192,13 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         // modeling_falcon.py: the new decoder architecture (Falcon 40B, 180B) is parallel whatever
         // parallel_attn says; configuration_falcon.py defaults parallel_attn to true.
         m.parallel_residual = new_arch || r.boolean("parallel_attn", true);
+        // modeling_falcon.py's FalconDecoderLayer: ln_attn and ln_mlp only with the new decoder
+        // architecture and num_ln_in_parallel_attn 2 (its default there); otherwise one
+        // input_layernorm, which a parallel layer's MLP reads too (Falcon-7B).
+        int norms = 2;
+        if (r.has("num_ln_in_parallel_attn") && !r.raw("num_ln_in_parallel_attn").is_null())
+            norms = int(r.integer("num_ln_in_parallel_attn", 2, 1, 2));
+        m.shared_norm = m.parallel_residual && !(new_arch && norms == 2);
         r.ignore({"parallel_attn", "num_ln_in_parallel_attn", "layer_norm_epsilon", "hidden_dropout",
                   "attention_dropout"});
     } else {  // llama, mistral, qwen2, qwen3, phi3, olmo2, gemma, gemma2, gemma3_text
@@ -356,6 +367,7 @@ json to_json(const ModelSpec& m) {
     if (m.logit_softcap) j["logit_softcap"] = true;
     if (m.rotary_percent != 1.0) j["rotary_percent"] = m.rotary_percent;
     if (m.parallel_residual) j["parallel_residual"] = true;
+    if (m.shared_norm) j["shared_norm"] = true;
     if (m.position_embedding == PositionEmbedding::rope) j["rope_theta"] = m.rope_theta;
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;

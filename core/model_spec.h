@@ -49,6 +49,10 @@ struct ModelSpec {
     // the attention's residual sum. The same kernels and stored tensors to within one residual add
     // of T x h, which the simulator does not tell apart.
     bool parallel_residual = false;
+    // With parallel_residual: the attention and the MLP read one norm's output (Falcon-7B's
+    // parallel_attn, Falcon 2's num_ln_in_parallel_attn 1, GPT-J) instead of a norm each: one
+    // norm fewer per layer, in the parameters, the kernels and the stored activations.
+    bool shared_norm = false;
     int max_position_embeddings = 0;  // rows of the learned position table (learned only)
     double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
     double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon

@@ -202,7 +202,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
     if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-attention norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
-    b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);                    // norm 2
+    if (!m.shared_norm) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // norm 2
     const double up_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, f_up); }();
     if (sp) b.tp_collective(fwd, Collective::all_gather, act, up_f);
     b.linear_forward(fwd, T, h, f_up);                                  // MLP up (and gate)
@@ -223,7 +223,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.memory(bwd, act_b, swiglu ? 2 * k : 1, act_bwd);                  // activation backward
     const double up_b = b.linear_backward(bwd, T, h, f_up);
     b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, up_b);
-    b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);                    // norm 2 backward
+    if (!m.shared_norm) b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);  // norm 2 backward
     const double proj_b = b.linear_backward(bwd, T, q, h);
     if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
     bwd += p.cp > 1 ? ring.backward : fused_attention(attn_b, attn_flops_b);

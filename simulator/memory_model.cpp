@@ -69,7 +69,8 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const Activatio
 
     // Terms tensor parallelism does not split unless sequence parallelism does.
     double replicated = sb * h * (E /*LN1 input*/ + G /*QKV input*/ + mask /*attention dropout*/ +
-                                  E /*LN2 input*/ + G /*MLP input*/ + mask /*MLP dropout*/ +
+                                  (m.shared_norm ? 0.0 : E) /*LN2 input*/ + G /*MLP input*/ +
+                                  mask /*MLP dropout*/ +
                                   (m.sandwich_norms ? 2.0 * E : 0.0) /*post-norm inputs*/);
     if (p.sequence_parallel) replicated /= t;
     // Terms split over the tensor-parallel ranks.

@@ -106,6 +106,7 @@ double parameter_tensors_per_layer(const ModelSpec& m) {
     n += (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_mlp_bias() ? 2 : 0);
     if (m.qk_norm != QkNorm::none) n += 2;
     if (m.sandwich_norms) n += 2;
+    if (m.shared_norm) n -= m.norm == Norm::layernorm ? 2 : 1;
     return n;
 }
 

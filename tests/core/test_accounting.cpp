@@ -52,6 +52,34 @@ TEST(ParameterCount, HuggingFaceConfigsMatchTheirFamilyFormulas) {
     EXPECT_EQ(count_parameters(load_model(dir + "/hf/pythia-160m-config.json")).total, 162322944);
 }
 
+// Falcon (modeling_falcon.py's FalconDecoderLayer): the old architecture with parallel_attn
+// keeps one input_layernorm per layer, read by attention and MLP alike; the new architecture
+// (40B) has ln_attn and ln_mlp. By hand, with d = 64, f = 4h, no biases, tied, 2h final norm:
+//   7B:  L (h (h + 2d) [multi-query QKV] + h^2 + 2 h f + 2h [one LN]) + V h + 2h, h 4544, L 32
+//   40B: L (h (2K + H) d + h^2 + 2 h f + 4h [two LNs]) + V h + 2h, h 8192, H 128, K 8, L 60
+// the golden values 6,921,720,704 and 41,303,293,952 of the shared config-formats reference (B4).
+TEST(ParameterCount, FalconCountsItsSharedNorm) {
+    const std::string dir = TESSEL_TEST_DATA_DIR;
+    const std::int64_t V = 65024, d = 64;
+    {
+        const std::int64_t h = 4544, f = 4 * h, L = 32;
+        const std::int64_t falcon7 = L * (h * (h + 2 * d) + h * h + 2 * h * f + 2 * h) + V * h + 2 * h;
+        EXPECT_EQ(falcon7, 6921720704);
+        const ModelSpec m = load_model(dir + "/hf/falcon-7b-config.json");
+        EXPECT_TRUE(m.parallel_residual && m.shared_norm);
+        EXPECT_EQ(count_parameters(m).total, falcon7);
+    }
+    {
+        const std::int64_t h = 8192, f = 4 * h, L = 60, H = 128, K = 8;
+        const std::int64_t falcon40 = L * (h * (2 * K + H) * d + h * h + 2 * h * f + 4 * h) + V * h + 2 * h;
+        EXPECT_EQ(falcon40, 41303293952);
+        const ModelSpec m = load_model(dir + "/hf/falcon-40b-config.json");
+        EXPECT_TRUE(m.parallel_residual);
+        EXPECT_FALSE(m.shared_norm);
+        EXPECT_EQ(count_parameters(m).total, falcon40);
+    }
+}
+
 TEST(ParameterCount, QkNormFamiliesMatchTheirModelCards) {
     const std::string dir = TESSEL_TEST_DATA_DIR;
     // Qwen3 model cards (Qwen/Qwen3-8B, Qwen/Qwen3-0.6B on Hugging Face): 8.2B parameters, 6.95B

@@ -70,6 +70,25 @@ TEST(ModelSpec, PartialRotaryAndParallelResidualRead) {
 }
 
 // Falcon-RW's ALiBi is refused by its key rather than read as a learned position table.
+// One norm for both branches: Falcon's new architecture with num_ln_in_parallel_attn 1 (Falcon 2)
+// shares it as the old one does; a native file carries shared_norm through to_json, and refuses it
+// without a parallel residual (a sequential MLP reads the attention's sum, not the layer input).
+TEST(ModelSpec, SharedNormReadAndRefusedWithoutParallelResidual) {
+    const std::string falcon = R"({"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_kv_heads": 2, "vocab_size": 128, "new_decoder_architecture": true)";
+    EXPECT_FALSE(parse_model(json::parse(falcon + "}"), "f.json").shared_norm);
+    const ModelSpec one = parse_model(json::parse(falcon + R"(, "num_ln_in_parallel_attn": 1})"), "f.json");
+    EXPECT_TRUE(one.shared_norm);
+    EXPECT_TRUE(parse_model(to_json(one), "back.json").shared_norm);
+    try {
+        parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100,
+            "shared_norm": true})"), "t.json");
+        FAIL() << "shared_norm without parallel_residual";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("shared_norm"), std::string::npos) << e.what();
+    }
+}
+
 TEST(ModelSpec, AlibiIsRefusedByName) {
     try {
         parse_model(json::parse(R"({"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2,
