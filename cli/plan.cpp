@@ -196,6 +196,11 @@ void run_plan(const PlanArgs& a) {
         const bool default_model = a.model.empty();
         m = load_model(default_model ? kDefaultModel : a.model);
         const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0), precision);
+        // Bad input for every plan, as simulate says, not "no plan fits" (exit 3).
+        if (m.position_embedding == PositionEmbedding::learned && req.seq_length > m.max_position_embeddings)
+            throw input_error(a.seq ? "--seq" : a.model, a.seq ? "" : "seq_length",
+                              fmt::format("at most the model's {} learned positions", m.max_position_embeddings),
+                              std::to_string(req.seq_length));
         // Steps are counted in whole numbers (the JSON's steps, Megatron's --train-iters): a count
         // beyond 2^53 is no longer exact in a double, nor meaningful.
         const double tokens_per_step = double(req.global_batch_size) * req.seq_length;

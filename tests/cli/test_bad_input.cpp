@@ -222,6 +222,9 @@ std::vector<BadInput> cases() {
          "--json", "%/out.json", "--trace", "%/out.json"}, 2, {"--trace", "the same file as --json"}},
         {"validate report and JSON in one file", nullptr, {"validate", "--no-cross-validation", "--out", "%/v.md", "--json",
          "%/v.md"}, 2, {"--json", "the same file as --out"}},
+        // Beyond the learned positions is bad input for every plan: plan answered "no plan fits" (exit 3).
+        {"plan sequence beyond learned positions", nullptr, {"plan", "--model", "tiny-gpt", "--gpus", "8", "--seq", "512"}, 2,
+         {"--seq", "256 learned positions", "512"}},
         {"dp x microbatch beyond an int", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100", "--gpus", "4096",
          "--dp", "4096", "--microbatch-size", "1048576", "--global-batch-size", "1", "--seq", "128"}, 2,
          {"global_batch_size", "4294967296"}},
