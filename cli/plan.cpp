@@ -97,8 +97,10 @@ std::function<void(const SearchProgress&)> progress_line() {
 
 // `gpus`: the winning plan's, which under --objective tokens-per-dollar may be fewer than the cluster's.
 void print_budget(Printer& pr, const TrainingBudget& b, int gpus, const ClusterSpec& c, const char* origin) {
-    pr.line("budget ({}): {} tokens = {:.0f} steps; {:.1f} days on {} GPUs; {:.0f} GPU-hours; cost {}", origin,
-            human(b.tokens), b.steps, b.days, gpus, b.gpu_hours,
+    // Under a day in hours: a short run printed "0.0 days".
+    const std::string duration = b.days >= 1 ? fmt::format("{:.1f} days", b.days) : fmt::format("{:.2g} hours", b.days * 24);
+    pr.line("budget ({}): {} tokens = {:.0f} steps; {} on {} GPUs; {:.0f} GPU-hours; cost {}", origin,
+            human(b.tokens), b.steps, duration, gpus, b.gpu_hours,
             c.price_per_gpu_hour > 0 ? fmt::format("${:.0f} at ${:.2f}/GPU-hour", b.cost, c.price_per_gpu_hour)
                                      : std::string("unknown (the cluster has no price_per_gpu_hour)"));
 }

@@ -3,6 +3,8 @@
 // trace file, and exit 3 when no plan fits.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -104,6 +106,19 @@ TEST(PlanCli, JsonToStdoutIsOneDocument) {
                             "--global-batch-size", "64", "--json", "-", "--trace", "-"});
     EXPECT_EQ(both.exit_code, 2);
     EXPECT_NE(both.err.find("--trace -"), std::string::npos) << both.err;
+}
+
+// A budget shorter than a day is said in hours (it printed "0.0 days"): 2B tokens at ~2M tokens
+// a step are 954 steps, under an hour on 64 H100s; the hours are the JSON's days x 24.
+TEST(PlanCli, ShortBudgetInHours) {
+    auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64", "--tokens", "2e9",
+                         "--top", "1", "--json", "-"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    const double hours = j["days"].get<double>() * 24;
+    ASSERT_LT(hours, 24);
+    EXPECT_NE(r.err.find(fmt::format("; {:.2g} hours on ", hours)), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("0.0 days"), std::string::npos) << r.err;
 }
 
 // Under tokens-per-dollar the winner may take fewer GPUs than the cluster has; the budget line
