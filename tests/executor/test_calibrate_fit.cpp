@@ -32,6 +32,23 @@ KernelMeasurements gemms_from(double efficiency, double k_overhead) {
     return k;
 }
 
+// Attention times at a constant efficiency of the peak times the simulator's own ramp (8 heads,
+// head_dim 32 and 64), the backward 2.5 forwards of work.
+KernelMeasurements attention_at_constant_efficiency(std::initializer_list<int> seqs, double forward, double backward) {
+    KernelMeasurements k;
+    k.peak_flops = kPeak;
+    for (int seq : seqs)
+        for (int d : {32, 64}) {
+            AttentionSample a{8, seq, d, 0, 0};
+            const double flops = simulator_attention_forward_flops(8, seq, d);
+            const double rate = kPeak * simulator_attention_ramp(8, seq, d, 1);
+            a.forward_seconds = flops / (rate * forward);
+            a.backward_seconds = 2.5 * flops / (rate * backward);
+            k.attention.push_back(a);
+        }
+    return k;
+}
+
 TEST(CalibrateFit, GemmRecoversEfficiencyWithoutKOverhead) {
     const FittedProfile f = fit_profile(gemms_from(0.8, 0.0), {}, 1);
     EXPECT_NEAR(f.peak_flops, kPeak, 1e-6 * kPeak);  // no sample beats the square peak
@@ -149,17 +166,7 @@ TEST(CalibrateFit, SharedCoresAndStepKernelsDerateWhatAStepKeeps) {
 TEST(CalibrateFit, AttentionEfficiencyUndoesTheSimulatorsRamp) {
     // Times made with a constant long-sequence efficiency times the simulator's own ramp: the fit
     // must return that constant for every shape.
-    KernelMeasurements k;
-    k.peak_flops = kPeak;
-    for (int seq : {128, 256, 512})
-        for (int d : {32, 64}) {
-            AttentionSample a{8, seq, d, 0, 0};
-            const double flops = simulator_attention_forward_flops(8, seq, d);
-            const double rate = kPeak * simulator_attention_ramp(8, seq, d, 1);
-            a.forward_seconds = flops / (rate * 0.6);
-            a.backward_seconds = 2.5 * flops / (rate * 0.4);
-            k.attention.push_back(a);
-        }
+    KernelMeasurements k = attention_at_constant_efficiency({128, 256, 512}, 0.6, 0.4);
     const FittedProfile f = fit_profile(k, {}, 1);
     EXPECT_NEAR(f.attention_forward_efficiency, 0.6, 1e-9);
     EXPECT_NEAR(f.attention_backward_efficiency, 0.4, 1e-9);
@@ -171,17 +178,7 @@ TEST(CalibrateFit, AttentionFasterThanPeakIsCappedAndTheFitKept) {
     // the efficiencies are capped at 1, the uncapped fit is kept to say so (2.1 and 1.2 exactly,
     // a constant factor over every shape), and the capped model's error is 1.2 - 1 = 20% forward,
     // 110% backward per sample: geometric mean sqrt(1.2 x 2.1) - 1 = 58.7% over both.
-    KernelMeasurements k;
-    k.peak_flops = kPeak;
-    for (int seq : {128, 256})
-        for (int d : {32, 64}) {
-            AttentionSample a{8, seq, d, 0, 0};
-            const double flops = simulator_attention_forward_flops(8, seq, d);
-            const double rate = kPeak * simulator_attention_ramp(8, seq, d, 1);
-            a.forward_seconds = flops / (rate * 1.2);
-            a.backward_seconds = 2.5 * flops / (rate * 2.1);
-            k.attention.push_back(a);
-        }
+    KernelMeasurements k = attention_at_constant_efficiency({128, 256}, 1.2, 2.1);
     const FittedProfile f = fit_profile(k, {}, 1);
     EXPECT_EQ(f.attention_forward_efficiency, 1.0);
     EXPECT_EQ(f.attention_backward_efficiency, 1.0);
