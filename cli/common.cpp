@@ -61,6 +61,13 @@ void reject_other_documents(const json& j, const std::string& origin) {
 
 }  // namespace
 
+std::optional<int> dp_filling(const PlanFlags& f, int world_size) {
+    if (!f.plan_file.empty() || f.dp || world_size <= 0) return std::nullopt;
+    const long long rest = (long long)f.tp.value_or(1) * f.pp.value_or(1) * f.cp.value_or(1);
+    if (rest <= 0 || world_size % rest != 0) return std::nullopt;
+    return int(world_size / rest);
+}
+
 Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
                   const std::optional<std::string>& precision_default) {
     json j = json::object();
@@ -98,11 +105,7 @@ Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
     }
     if (!j.contains("precision") && precision_default) j["precision"] = *precision_default;
     if (f.virtual_stages && *f.virtual_stages > 1 && !f.schedule) j["schedule"] = "interleaved";
-    if (f.plan_file.empty() && !f.dp && world_size > 0) {
-        // Without a plan file, dp fills whatever the other dimensions leave.
-        long long rest = (long long)j.value("tp", 1) * j.value("pp", 1) * j.value("cp", 1);
-        if (rest > 0 && world_size % rest == 0) j["dp"] = world_size / rest;
-    }
+    if (const auto dp = dp_filling(f, world_size)) j["dp"] = *dp;
     Plan p = parse_plan(j, origin);
     validate_plan(p, m, world_size, origin);
     return p;
@@ -129,8 +132,24 @@ void write_output(const std::string& path, const std::string& text) {
     write_file_atomically(path, text);
 }
 
+namespace {
+
+// Two outputs' names of one file: equal, or the same path once made absolute and normalised,
+// which needs neither file to exist yet (./a.json and a.json).
+bool same_output_file(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    std::error_code ec;
+    const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ec), ec);
+    const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, ec), ec);
+    return !ec && ca == cb;
+}
+
+bool is_file_path(const std::string& path) { return !path.empty() && path != "-"; }
+
+}  // namespace
+
 void check_output_file(const std::string& flag, const std::string& path, FlagPaths inputs) {
-    if (path.empty() || path == "-") return;
+    if (!is_file_path(path)) return;
     try {
         check_file_writable(path);
     } catch (const InputError& e) {
@@ -138,7 +157,7 @@ void check_output_file(const std::string& flag, const std::string& path, FlagPat
     }
     for (const auto& [input_flag, input] : inputs) {
         std::error_code ec;
-        if (!input.empty() && input != "-" && std::filesystem::equivalent(path, input, ec) && !ec)
+        if (is_file_path(input) && std::filesystem::equivalent(path, input, ec) && !ec)
             throw InputError(fmt::format("{} {}: the same file as {} {}, which it would overwrite; give the output "
                                          "another name",
                                          flag, path, input_flag, input));
@@ -152,14 +171,9 @@ std::FILE* check_outputs(FlagPaths outputs, FlagPaths inputs) {
         const auto& [flag, path] = *it;
         check_output_file(flag, path, inputs);
         // Two outputs in one file: the second written would silently replace the first.
-        for (auto other = outputs.begin(); other != it; ++other) {
-            std::error_code ec;
+        for (auto other = outputs.begin(); other != it && is_file_path(path); ++other) {
             const auto& [other_flag, other_path] = *other;
-            if (path.empty() || path == "-" || other_path.empty() || other_path == "-") continue;
-            // Spelled two ways (./a.json and a.json) before either exists: equivalent() needs both files.
-            const auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-            const auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(other_path, ec), ec);
-            if (path == other_path || (!ec && a == b))
+            if (is_file_path(other_path) && same_output_file(path, other_path))
                 throw InputError(fmt::format("{} {}: the same file as {} {}; give each output its own name", flag, path,
                                              other_flag, other_path));
         }

@@ -82,10 +82,7 @@ void run_command(const RunArgs& a) {
             // Without a plan file or --dp, dp fills the ranks the other sizes leave, as simulate
             // fills the cluster (mpirun -np 4 tessel run --tp 2 is tp2 dp2).
             PlanFlags flags = a.plan;
-            if (flags.plan_file.empty() && !flags.dp) {
-                const long long rest = (long long)flags.tp.value_or(1) * flags.pp.value_or(1) * flags.cp.value_or(1);
-                if (rest > 0 && world->size() % rest == 0) flags.dp = int(world->size() / rest);
-            }
+            if (const auto dp = dp_filling(flags, world->size())) flags.dp = *dp;
             o.plan = resolve_plan(flags, o.model, 0);  // the world size is checked with its hint below
             check_executable(o.model, o.plan, world->size(), a.plan.plan_file.empty() ? "command line" : a.plan.plan_file);
             o.plan_origin = a.plan.plan_file.empty() ? "command line" : a.plan.plan_file;

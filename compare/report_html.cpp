@@ -62,8 +62,6 @@ circle.this{fill:none;stroke:#222;stroke-width:1.5}
 
 std::string esc(const std::string& s) { return escape_xml(s); }
 
-std::string pct(std::optional<double> x) { return format_error(x); }
-
 std::optional<double> error_of(std::optional<double> s, std::optional<double> m) {
     if (!s || !m || *m == 0) return std::nullopt;
     return (*s - *m) / *m;
@@ -125,7 +123,7 @@ std::string header(const ReportInputs& in, const Comparison& c) {
     // Headline figures.
     auto row = [&](const std::string& name, std::optional<double> sv, std::optional<double> mv, auto format) {
         std::string r = fmt::format("<tr><td>{}</td><td>{}</td>", esc(name), sv ? esc(format(*sv)) : "-");
-        if (have_m) r += fmt::format("<td>{}</td><td>{}</td>", mv ? esc(format(*mv)) : "not measured", pct(error_of(sv, mv)));
+        if (have_m) r += fmt::format("<td>{}</td><td>{}</td>", mv ? esc(format(*mv)) : "not measured", format_error(error_of(sv, mv)));
         return r + "</tr>\n";
     };
     o += "<table class=\"headline\"><tr><th></th><th>simulated</th>";
@@ -156,7 +154,7 @@ std::string comparison_table(const Comparison& c, bool have_m) {
                          esc(value_text(r.simulated, r.unit, false, have_m)));
         if (have_m)
             o += fmt::format("<td>{}</td><td>{}</td><td>{}</td>", esc(value_text(r.measured, r.unit, true, true)),
-                             pct(r.error()), sub ? pct(r.error_of_total()) : "");
+                             format_error(r.error()), sub ? format_error(r.error_of_total()) : "");
         o += fmt::format("<td class=\"note\">{}</td></tr>\n", esc(r.note));
     }
     return o + "</table>\n";
