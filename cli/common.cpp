@@ -124,6 +124,14 @@ ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long 
     return c;
 }
 
+std::string human_count(double n) {
+    if (n >= 1e12) return fmt::format("{:.2f}T", n / 1e12);
+    if (n >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
+    if (n >= 1e6) return fmt::format("{:.2f}M", n / 1e6);
+    if (n >= 1e3) return fmt::format("{:.2f}K", n / 1e3);
+    return fmt::format("{:.0f}", n);
+}
+
 void write_output(const std::string& path, const std::string& text) {
     if (path == "-") {
         std::cout << text;

@@ -45,6 +45,9 @@ Plan resolve_plan(const PlanFlags& flags, const ModelSpec& m, int world_size,
 ClusterSpec resolve_cluster(const std::string& name_or_path, std::optional<long long> gpus,
                             std::optional<int> gpus_per_node = std::nullopt);
 
+// A count in words' sizes for the tables: 70.55B, 1.40T, 125.00M, 12.30K, 512.
+std::string human_count(double n);
+
 // Writes text to a file atomically, or to stdout for "-".
 void write_output(const std::string& path, const std::string& text);
 

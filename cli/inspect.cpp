@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
@@ -16,14 +17,6 @@ struct InspectArgs {
     std::optional<int> seq;
     bool json = false;
 };
-
-std::string human(double n) {
-    if (n >= 1e12) return fmt::format("{:.2f}T", n / 1e12);
-    if (n >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
-    if (n >= 1e6) return fmt::format("{:.2f}M", n / 1e6);
-    if (n >= 1e3) return fmt::format("{:.2f}K", n / 1e3);
-    return fmt::format("{:.0f}", n);
-}
 
 void run_inspect(const InspectArgs& a) {
     ModelSpec m = load_model(a.model);
@@ -63,12 +56,12 @@ void run_inspect(const InspectArgs& a) {
     if (m.parallel_residual) attention += m.shared_norm ? ", parallel attention and MLP (one norm)" : ", parallel attention and MLP";
     fmt::print("  {} norm, {} positions, embeddings {}{}\n", to_string(m.norm), to_string(m.position_embedding),
                m.tied_embeddings ? "tied" : "untied", attention);
-    fmt::print("parameters       {:>16L}  ({})\n", c.total, human(double(c.total)));
-    fmt::print("  embedding      {:>16L}  ({})\n", c.embedding, human(double(c.embedding)));
-    fmt::print("  non-embedding  {:>16L}  ({})\n", c.non_embedding, human(double(c.non_embedding)));
-    fmt::print("  per layer      {:>16L}  ({})\n", c.per_layer, human(double(c.per_layer)));
+    fmt::print("parameters       {:>16L}  ({})\n", c.total, human_count(double(c.total)));
+    fmt::print("  embedding      {:>16L}  ({})\n", c.embedding, human_count(double(c.embedding)));
+    fmt::print("  non-embedding  {:>16L}  ({})\n", c.non_embedding, human_count(double(c.non_embedding)));
+    fmt::print("  per layer      {:>16L}  ({})\n", c.per_layer, human_count(double(c.per_layer)));
     fmt::print("FLOPs per token at sequence {}: {} (forward + backward, model FLOPs; 6N = {})\n", s,
-               human(f.model), human(6.0 * double(c.non_embedding)));
+               human_count(f.model), human_count(6.0 * double(c.non_embedding)));
     fmt::print("layer shapes (one of {} layers):\n", m.num_layers);
     for (auto& l : shapes) {
         std::string dims;

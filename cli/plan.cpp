@@ -65,13 +65,6 @@ double parse_count(const std::string& text, const char* flag) {
     return v;
 }
 
-std::string human(double n) {
-    if (n >= 1e12) return fmt::format("{:.2f}T", n / 1e12);
-    if (n >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
-    if (n >= 1e6) return fmt::format("{:.2f}M", n / 1e6);
-    return fmt::format("{:.0f}", n);
-}
-
 // The ranked table, the explanation and budget lines go to stdout, or to stderr under --emit.
 struct Printer {
     std::FILE* out;
@@ -100,7 +93,7 @@ void print_budget(Printer& pr, const TrainingBudget& b, int gpus, const ClusterS
     // Under a day in hours: a short run printed "0.0 days".
     const std::string duration = b.days >= 1 ? fmt::format("{:.1f} days", b.days) : fmt::format("{:.2g} hours", b.days * 24);
     pr.line("budget ({}): {} tokens = {:.0f} steps; {} on {} GPUs; {:.0f} GPU-hours; cost {}", origin,
-            human(b.tokens), b.steps, duration, gpus, b.gpu_hours,
+            human_count(b.tokens), b.steps, duration, gpus, b.gpu_hours,
             c.price_per_gpu_hour > 0 ? fmt::format("${:.0f} at ${:.2f}/GPU-hour", b.cost, c.price_per_gpu_hour)
                                      : std::string("unknown (the cluster has no price_per_gpu_hour)"));
 }
@@ -183,13 +176,13 @@ void run_plan(const PlanArgs& a) {
         result = bp.search;
         pr.line("compute-optimal split (Hoffmann et al. 2022: D = 20 N, C = 6 N D): {:.3g} FLOPs -> {} parameters, {} "
                 "tokens; Approach 3's fit would give {} parameters and {} tokens",
-                bp.optimal.flops, human(bp.optimal.parameters), human(bp.optimal.tokens), human(bp.approach3.parameters),
-                human(bp.approach3.tokens));
+                bp.optimal.flops, human_count(bp.optimal.parameters), human_count(bp.optimal.tokens), human_count(bp.approach3.parameters),
+                human_count(bp.approach3.tokens));
         const auto pc = count_parameters(m);
         pr.line("model chosen: {} — Llama-3 style, {} layers, hidden {}, {} heads ({} KV, head dim {}), FFN {} (SwiGLU), "
                 "vocab {}, sequence {}: {} parameters (width/depth {:.0f}, near Llama's 128)",
                 m.name, m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, m.ffn_hidden_size,
-                m.vocab_size, m.seq_length, human(double(pc.total)), double(m.hidden_size) / m.num_layers);
+                m.vocab_size, m.seq_length, human_count(double(pc.total)), double(m.hidden_size) / m.num_layers);
         pr.line("predicted loss L(N, D) = {:.3f} (Hoffmann et al. 2022 Approach 3 fit)",
                 chinchilla_loss(double(pc.total), bp.budget.tokens));
         budget = bp.budget;
@@ -214,7 +207,7 @@ void run_plan(const PlanArgs& a) {
                 default_cluster ? " (built-in default cluster)" : "", c.num_nodes, c.num_nodes == 1 ? "" : "s",
                 c.gpus_per_node, c.gpu.name, c.gpu.memory_GiB);
         pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}; objective {}; memory headroom {:.0f}%{}",
-                req.global_batch_size, req.seq_length, human(double(req.global_batch_size) * req.seq_length),
+                req.global_batch_size, req.seq_length, human_count(double(req.global_batch_size) * req.seq_length),
                 a.global_batch ? "" : default_batch_reason(req),
                 to_string(req.precision), to_string(o.objective), 100 * o.memory_headroom,
                 a.emit ? fmt::format("; only plans {} runs", *a.emit) : std::string());

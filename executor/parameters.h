@@ -80,6 +80,9 @@ public:
     // ---- full views for the layers ----
     const float* param(TensorSlot s) const;  // ZeRO-3: only between acquire and release
     float* grad(TensorSlot s);               // ZeRO-2/3: only between begin_grads and end_grads
+    // The same, or nullptr for an absent slot (a bias the model does not have).
+    const float* param_or_null(TensorSlot s) const { return s.present() ? param(s) : nullptr; }
+    float* grad_or_null(TensorSlot s) { return s.present() ? grad(s) : nullptr; }
     // ZeRO-3: all-gathers the full parameters (counted: nested acquires share one copy).
     void acquire_params();
     void release_params();

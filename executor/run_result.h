@@ -9,17 +9,11 @@
 
 #include "core/json_io.h"
 #include "core/kernel_kind_times.h"
+#include "core/memory_breakdown.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
 
 namespace tessel {
-
-// GiB, on the rank with the highest peak, at that peak. buffers holds the executor's
-// communication buffers and what the runtime holds beside them (runtime_memory_GiB), as the
-// simulator's buffers hold its runtime reserve; peak counts both.
-struct MemoryBreakdown {
-    double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0, peak = 0;
-};
 
 // Where one rank's step went, in seconds: the calls into each process group (waiting for the
 // peers included) and the rest. pp_wait is the pipeline's point-to-point waits — the bubble and
@@ -56,7 +50,7 @@ struct RunResult {
     double model_flops_per_token = 0, hardware_flops_per_token = 0;
     double peak_tflops_used = 0;
     std::string peak_tflops_source;
-    MemoryBreakdown memory;
+    MemoryBreakdown memory;  // GiB, on the rank with the highest peak, at that peak
     std::vector<double> peak_memory_GiB, max_rss_GiB;  // per rank
     // Per rank, device memory held beside the executor's tensors at the end of the run (CUDA
     // context, library workspaces, NCCL buffers); 0 on the CPU and where ranks share a GPU.

@@ -6,15 +6,11 @@
 #include "core/cluster_spec.h"
 #include "core/json_io.h"
 #include "core/kernel_kind_times.h"
+#include "core/memory_breakdown.h"
 #include "core/model_spec.h"
 #include "core/plan.h"
 
 namespace tessel {
-
-// Per GPU, in GiB; `peak` is the most any rank holds at once.
-struct MemoryBreakdown {
-    double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0, peak = 0;
-};
 
 // Seconds of one optimizer step, on the critical path (pipeline rank that finishes last).
 struct TimeBreakdown {

@@ -56,9 +56,6 @@ AttentionWeights add_attention(ParamBuffer& buf, const ModelSpec& m, int layer, 
 
 namespace {
 
-const float* maybe(const ParamBuffer& buf, TensorSlot s) { return s.present() ? buf.param(s) : nullptr; }
-float* maybe_grad(ParamBuffer& buf, TensorSlot s) { return s.present() ? buf.grad(s) : nullptr; }
-
 void attention_core(const LayerContext& ctx, AttentionSaved& s) {
     const auto& d = ctx.dims;
     s.att = ctx.floats(std::size_t(d.tokens) * d.heads * d.head_dim);
@@ -124,9 +121,9 @@ DeviceArray<float> attention_forward(const LayerContext& ctx, const ParamBuffer&
         s.q = ctx.floats(std::size_t(d.tokens) * qw);
         s.k = ctx.floats(std::size_t(d.tokens) * kw);
         s.v = ctx.floats(std::size_t(d.tokens) * kw);
-        be.matmul_forward(s.q.data(), in.data(), buf.param(w.wq), maybe(buf, w.bq), d.tokens, C, qw);
-        be.matmul_forward(s.k.data(), in.data(), buf.param(w.wk), maybe(buf, w.bk), d.tokens, C, kw);
-        be.matmul_forward(s.v.data(), in.data(), buf.param(w.wv), maybe(buf, w.bv), d.tokens, C, kw);
+        be.matmul_forward(s.q.data(), in.data(), buf.param(w.wq), buf.param_or_null(w.bq), d.tokens, C, qw);
+        be.matmul_forward(s.k.data(), in.data(), buf.param(w.wk), buf.param_or_null(w.bk), d.tokens, C, kw);
+        be.matmul_forward(s.v.data(), in.data(), buf.param(w.wv), buf.param_or_null(w.bv), d.tokens, C, kw);
     }
     if (w.q_norm.present()) {
         head_norm_forward(ctx, buf, w.q_norm, s.q, s.q_pre, s.q_rstd, d.heads);
@@ -144,7 +141,7 @@ DeviceArray<float> attention_forward(const LayerContext& ctx, const ParamBuffer&
     }
     attention_core(ctx, s);
     DeviceArray<float> proj = ctx.floats(std::size_t(d.tokens) * C);
-    be.matmul_forward(proj.data(), s.att.data(), buf.param(w.wo), ctx.tp_rank() == 0 ? maybe(buf, w.bo) : nullptr,
+    be.matmul_forward(proj.data(), s.att.data(), buf.param(w.wo), ctx.tp_rank() == 0 ? buf.param_or_null(w.bo) : nullptr,
                       d.tokens, qw, C);
     DeviceArray<float> out = reduce_partial_sums(ctx, std::move(proj), C);
     be.add(out.data(), out.data(), x, std::size_t(d.local_tokens) * C);
@@ -165,7 +162,7 @@ DeviceArray<float> attention_backward(const LayerContext& ctx, ParamBuffer& buf,
     DeviceArray<float> datt = ctx.floats(std::size_t(d.tokens) * qw, true);
     {
         FullSequence dproj = to_full_sequence(ctx, dout, C);
-        be.matmul_backward(datt.data(), buf.grad(w.wo), maybe_grad(buf, w.bo), dproj.data(), s.att.data(),
+        be.matmul_backward(datt.data(), buf.grad(w.wo), buf.grad_or_null(w.bo), dproj.data(), s.att.data(),
                            buf.param(w.wo), d.tokens, qw, C);
     }
     DeviceArray<float> dq = ctx.floats(std::size_t(d.tokens) * qw, true);
@@ -197,11 +194,11 @@ DeviceArray<float> attention_backward(const LayerContext& ctx, ParamBuffer& buf,
     DeviceArray<float> dnorm_full = ctx.floats(std::size_t(d.tokens) * C, true);
     {
         FullSequence in = to_full_sequence(ctx, s.norm.out.data(), C);
-        be.matmul_backward(dnorm_full.data(), buf.grad(w.wq), maybe_grad(buf, w.bq), dq.data(), in.data(),
+        be.matmul_backward(dnorm_full.data(), buf.grad(w.wq), buf.grad_or_null(w.bq), dq.data(), in.data(),
                            buf.param(w.wq), d.tokens, C, qw);
-        be.matmul_backward(dnorm_full.data(), buf.grad(w.wk), maybe_grad(buf, w.bk), dk.data(), in.data(),
+        be.matmul_backward(dnorm_full.data(), buf.grad(w.wk), buf.grad_or_null(w.bk), dk.data(), in.data(),
                            buf.param(w.wk), d.tokens, C, kw);
-        be.matmul_backward(dnorm_full.data(), buf.grad(w.wv), maybe_grad(buf, w.bv), dv.data(), in.data(),
+        be.matmul_backward(dnorm_full.data(), buf.grad(w.wv), buf.grad_or_null(w.bv), dv.data(), in.data(),
                            buf.param(w.wv), d.tokens, C, kw);
     }
     dq.reset();

@@ -41,11 +41,6 @@ MlpWeights add_mlp(ParamBuffer& buf, const ModelSpec& m, int layer, int tp_size,
     return w;
 }
 
-namespace {
-const float* maybe(const ParamBuffer& buf, TensorSlot s) { return s.present() ? buf.param(s) : nullptr; }
-float* maybe_grad(ParamBuffer& buf, TensorSlot s) { return s.present() ? buf.grad(s) : nullptr; }
-}  // namespace
-
 DeviceArray<float> mlp_forward(const LayerContext& ctx, const ParamBuffer& buf, const MlpWeights& w, const float* x,
                                MlpSaved& s) {
     const auto& d = ctx.dims;
@@ -56,7 +51,7 @@ DeviceArray<float> mlp_forward(const LayerContext& ctx, const ParamBuffer& buf, 
     s.up = ctx.floats(std::size_t(d.tokens) * up_width);
     {
         FullSequence in = to_full_sequence(ctx, s.norm.out.data(), C);
-        be.matmul_forward(s.up.data(), in.data(), buf.param(w.w_up), maybe(buf, w.b_up), d.tokens, C, up_width);
+        be.matmul_forward(s.up.data(), in.data(), buf.param(w.w_up), buf.param_or_null(w.b_up), d.tokens, C, up_width);
     }
     s.act = ctx.floats(std::size_t(d.tokens) * F);
     if (swiglu) {
@@ -66,7 +61,7 @@ DeviceArray<float> mlp_forward(const LayerContext& ctx, const ParamBuffer& buf, 
     }
     DeviceArray<float> down = ctx.floats(std::size_t(d.tokens) * C);
     be.matmul_forward(down.data(), s.act.data(), buf.param(w.w_down),
-                      ctx.tp_rank() == 0 ? maybe(buf, w.b_down) : nullptr, d.tokens, F, C);
+                      ctx.tp_rank() == 0 ? buf.param_or_null(w.b_down) : nullptr, d.tokens, F, C);
     DeviceArray<float> out = reduce_partial_sums(ctx, std::move(down), C);
     be.add(out.data(), out.data(), x, std::size_t(d.local_tokens) * C);
     return out;
@@ -81,7 +76,7 @@ DeviceArray<float> mlp_backward(const LayerContext& ctx, ParamBuffer& buf, const
     DeviceArray<float> dact = ctx.floats(std::size_t(d.tokens) * F, true);
     {
         FullSequence ddown = to_full_sequence(ctx, dout, C);
-        be.matmul_backward(dact.data(), buf.grad(w.w_down), maybe_grad(buf, w.b_down), ddown.data(), s.act.data(),
+        be.matmul_backward(dact.data(), buf.grad(w.w_down), buf.grad_or_null(w.b_down), ddown.data(), s.act.data(),
                            buf.param(w.w_down), d.tokens, F, C);
     }
     s.act.reset();
@@ -96,7 +91,7 @@ DeviceArray<float> mlp_backward(const LayerContext& ctx, ParamBuffer& buf, const
     DeviceArray<float> dnorm_full = ctx.floats(std::size_t(d.tokens) * C, true);
     {
         FullSequence in = to_full_sequence(ctx, s.norm.out.data(), C);
-        be.matmul_backward(dnorm_full.data(), buf.grad(w.w_up), maybe_grad(buf, w.b_up), dup.data(), in.data(),
+        be.matmul_backward(dnorm_full.data(), buf.grad(w.w_up), buf.grad_or_null(w.b_up), dup.data(), in.data(),
                            buf.param(w.w_up), d.tokens, C, up_width);
     }
     dup.reset();

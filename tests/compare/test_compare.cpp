@@ -6,6 +6,7 @@
 
 #include "compare/compare.h"
 #include "core/errors.h"
+#include "tests/input_error_message.h"
 
 using namespace tessel;
 
@@ -51,14 +52,7 @@ const ComparedValue& row(const Comparison& c, const std::string& key) {
     return *r;
 }
 
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "(no InputError)";
-}
+using tessel::test::message_of;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include "core/presets.h"
 #include "simulator/simulate.h"
 #include "tests/compare/report_fixtures.h"
+#include "tests/input_error_message.h"
 
 using namespace tessel;
 using namespace tessel::test;
@@ -41,15 +42,6 @@ TraceCounts tiny_trace_counts() {
         }
     }
     return t;
-}
-
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "(no InputError)";
 }
 
 }  // namespace

@@ -9,18 +9,12 @@
 
 #include "core/errors.h"
 #include "core/json_io.h"
+#include "tests/input_error_message.h"
 
 using namespace tessel;
 
 namespace {
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "(no InputError)";
-}
+using tessel::test::message_of;
 }  // namespace
 
 TEST(JsonIo, MalformedTextNamesOriginAndPosition) {

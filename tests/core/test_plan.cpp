@@ -103,7 +103,7 @@ TEST(Plan, MicrobatchesPerStepAreBounded) {
 
 TEST(Plan, UnevenInterleavedChunksShortenOnlyTheEnds) {
     const ModelSpec m = load_model("llama3-405b");  // 126 layers
-    Plan p = tessel::testing::make_plan(8, 16, 1, 1, 1, 32, 8192, 2);
+    Plan p = tessel::test::make_plan(8, 16, 1, 1, 1, 32, 8192, 2);
     EXPECT_NO_THROW(validate_plan(p, m, 128, "p.json"));
     const auto l = layers_per_chunk(126, 16, 2);  // 2 x 3 + 30 x 4 = 126
     ASSERT_EQ(l.size(), 32u);

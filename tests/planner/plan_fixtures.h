@@ -3,7 +3,7 @@
 #include "core/model_spec.h"
 #include "core/plan.h"
 
-namespace tessel::testing {
+namespace tessel::test {
 
 inline Plan make_plan(int tp, int pp, int dp, int cp, int mb, int gbs, int seq, int v = 1, int zero = 0,
                       Recompute rc = Recompute::none, bool sp = false) {
@@ -43,4 +43,4 @@ inline ModelSpec toy_model(int heads, int kv_heads, int layers, int head_dim = 6
     return m;
 }
 
-}  // namespace tessel::testing
+}  // namespace tessel::test

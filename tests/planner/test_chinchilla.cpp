@@ -52,7 +52,7 @@ TEST(Chinchilla, Approach3OptimumMinimisesTheLossOnTheComputeLine) {
 
 TEST(Chinchilla, BudgetForTokens) {
     SimulationResult r;
-    r.plan = tessel::testing::make_plan(8, 2, 4, 1, 1, 1024, 2048);  // 64 GPUs, 2^21 tokens per step
+    r.plan = tessel::test::make_plan(8, 2, 4, 1, 1, 1024, 2048);  // 64 GPUs, 2^21 tokens per step
     r.step_time_s = 10.0;
     const double tokens = 1000.0 * 1024 * 2048;
     const TrainingBudget b = budget_for_tokens(tokens, r, 2.5);

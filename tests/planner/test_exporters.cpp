@@ -24,7 +24,7 @@
 #include "plan_fixtures.h"
 
 using namespace tessel;
-using tessel::testing::make_plan;
+using tessel::test::make_plan;
 
 namespace {
 

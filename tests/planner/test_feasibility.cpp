@@ -11,8 +11,8 @@
 #include "simulator/software_stack.h"
 
 using namespace tessel;
-using tessel::testing::make_plan;
-using tessel::testing::toy_model;
+using tessel::test::make_plan;
+using tessel::test::toy_model;
 
 TEST(Feasibility, TensorParallelMustDivideHeads) {
     const ModelSpec m = toy_model(12, 12, 24);

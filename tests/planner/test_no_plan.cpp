@@ -8,7 +8,7 @@
 #include "plan_fixtures.h"
 
 using namespace tessel;
-using tessel::testing::toy_model;
+using tessel::test::toy_model;
 
 namespace {
 std::string no_plan_message(const ModelSpec& m, const ClusterSpec& c, int gbs, int seq) {

@@ -9,7 +9,7 @@
 #include "plan_fixtures.h"
 
 using namespace tessel;
-using tessel::testing::make_plan;
+using tessel::test::make_plan;
 
 namespace {
 SimulationResult result(double step, double peak, int tp, int dp) {

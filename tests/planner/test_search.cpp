@@ -17,7 +17,7 @@
 #include "simulator/simulate.h"
 
 using namespace tessel;
-using tessel::testing::make_plan;
+using tessel::test::make_plan;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "simulator/simulate.h"
 
 using namespace tessel;
-using tessel::testing::make_plan;
+using tessel::test::make_plan;
 
 namespace {
 void check_bound_on(const ModelSpec& m, const ClusterSpec& c, int gbs, int seq) {

@@ -134,7 +134,7 @@ TEST(Simulate, TheSlowestPipelineSendPacesTheStep) {
     const ModelSpec m = load_model("llama3-8b");
     const ClusterSpec six = h100_nodes(2, 6);
     const ClusterSpec twelve = h100_nodes(1, 12);  // one node: every send on NVLink
-    const Plan p = tessel::testing::make_plan(4, 3, 1, 1, 1, 12, 4096);
+    const Plan p = tessel::test::make_plan(4, 3, 1, 1, 1, 12, 4096);
     auto longest_send = [&](const ClusterSpec& c) {
         SimulateOptions o;
         o.record_trace = true;
@@ -164,7 +164,7 @@ TEST(Simulate, TheSlowestPipelineSendPacesTheStep) {
 TEST(Simulate, ReducingAfterTheFlushWithZero2BucketsIsRefused) {
     const ModelSpec m = load_model("llama3-8b");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16);
-    Plan p = tessel::testing::make_plan(2, 2, 4, 1, 1, 64, 2048);
+    Plan p = tessel::test::make_plan(2, 2, 4, 1, 1, 64, 2048);
     p.zero_stage = 2;
     SimulateOptions o;
     o.reduce_after_pipeline_flush = true;
@@ -221,7 +221,7 @@ TEST(Simulate, TensorParallelismAcrossNodesIsBoundByTheNics) {
 TEST(Simulate, PipelineSendsSplitOverTensorParallelismOnlyWhenTheStackDoes) {
     const ModelSpec m = load_model("gpt2-1.5b");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 16);
-    const Plan p = tessel::testing::make_plan(2, 4, 2, 1, 4, 64, 4096);
+    const Plan p = tessel::test::make_plan(2, 4, 2, 1, 4, 64, 4096);
     auto longest_send = [&](bool sp, bool scatter) {
         Plan q = p;
         q.sequence_parallel = sp;
@@ -309,7 +309,7 @@ TEST(Simulate, KernelTimeOnOneGpuIsTheWholeStep) {
     // kinds must cover the recomputed forward and the separate gradient accumulation too.
     const ModelSpec m = load_model("gpt2-124m");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
-    const Plan p = tessel::testing::make_plan(1, 1, 1, 1, 2, 6, 1024, 1, 0, Recompute::full);
+    const Plan p = tessel::test::make_plan(1, 1, 1, 1, 2, 6, 1024, 1, 0, Recompute::full);
     SimulateOptions o;
     o.gradient_accumulation_fusion = false;
     const auto r = simulate(m, c, p, o);
@@ -327,7 +327,7 @@ TEST(Simulate, GemmTimeIsTheLayersLinearsAndTheHead) {
     // tokens). Three microbatches, no recompute.
     const ModelSpec m = load_model("gpt2-124m");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
-    const auto r = simulate(m, c, tessel::testing::make_plan(1, 1, 1, 1, 4, 12, 1024));
+    const auto r = simulate(m, c, tessel::test::make_plan(1, 1, 1, 1, 4, 12, 1024));
     const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
     const double tokens = 4.0 * 1024, h = 768;
     auto linear = [&](double in, double out) {
@@ -425,7 +425,7 @@ TEST(Simulate, PrecisionWithoutAPeakIsBadInputNamingTheKey) {
 // and the result says why; an H100 (FP8 1979 dense) gets no such note.
 TEST(Simulate, Fp8WithoutFp8TensorCoresSaysSoAndIsNoFaster) {
     const ModelSpec m = load_model("llama3-8b");
-    Plan p = tessel::testing::make_plan(1, 1, 8, 1, 1, 64, 8192, 1, 3, Recompute::full);
+    Plan p = tessel::test::make_plan(1, 1, 8, 1, 1, 64, 8192, 1, 3, Recompute::full);
     auto has_note = [](const SimulationResult& r) {
         return std::any_of(r.notes.begin(), r.notes.end(),
                            [](const std::string& n) { return n.find("no fp8 tensor cores") != std::string::npos; });

@@ -14,7 +14,7 @@ using namespace tessel;
 
 namespace {
 // One GPU, one sequence of the model's length, bf16.
-Plan one_gpu(const ModelSpec& m) { return tessel::testing::make_plan(1, 1, 1, 1, 1, 1, m.seq_length); }
+Plan one_gpu(const ModelSpec& m) { return tessel::test::make_plan(1, 1, 1, 1, 1, 1, m.seq_length); }
 }  // namespace
 
 TEST(SoftwareStack, AttentionKernelAndDropoutFollowEachFrameworksDefaults) {
@@ -74,7 +74,7 @@ TEST(SoftwareStack, ZeroingTheBufferWritesEveryGradientOnce) {
     const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
     const double params = double(count_parameters(m).total);  // tied: the table counted once
     for (int zero : {1, 2}) {
-        const Plan p = tessel::testing::make_plan(1, 1, 4, 1, 1, 4, 1024, 1, zero);
+        const Plan p = tessel::test::make_plan(1, 1, 4, 1, 1, 4, 1024, 1, zero);
         SimulateOptions kept, freed;
         kept.grad_reduce_in_fp32 = freed.grad_reduce_in_fp32 = true;
         freed.zero_gradient_buffer = false;
