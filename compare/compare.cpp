@@ -94,7 +94,9 @@ std::vector<std::string> model_differences(const json& a, const json& b, const s
                                   {"sandwich_norms", false},    {"logit_softcap", false},  {"rotary_percent", 1.0},
                                   {"parallel_residual", false}, {"linear_bias", false},    {"qkv_bias", false},
                                   {"shared_norm", false}};
-    return differences("model", a, b, {"name", "seq_length", "norm_epsilon", "rope_theta"}, defaults, a_side, b_side);
+    return differences("model", a, b,
+                       {"name", "seq_length", "norm_epsilon", "rope_theta", "rope_scaling_type", "rope_scaling_factor"},
+                       defaults, a_side, b_side);
 }
 
 std::string gpu_name(const json& cluster) {

@@ -84,6 +84,11 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     m.max_position_embeddings = int(r.integer(
         "max_position_embeddings", m.position_embedding == PositionEmbedding::learned ? m.seq_length : 0, 0, 1 << 24));
     m.rope_theta = r.number("rope_theta", 10000.0);
+    m.rope_scaling_type = r.string("rope_scaling_type", std::string(""));
+    m.rope_scaling_factor = r.number("rope_scaling_factor", 1.0);
+    if (m.rope_scaling_type.empty() && m.rope_scaling_factor != 1.0)
+        throw input_error(file, "rope_scaling_factor", "1 unless rope_scaling_type names the scaling (llama3, linear, yarn, ...)",
+                          fmt::format("{:g} with no rope_scaling_type", m.rope_scaling_factor));
     m.norm_epsilon = r.number("norm_epsilon", 1e-5);
     r.ignore({"source", "notes", "description"});
     r.finish();
@@ -298,6 +303,18 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         ObjectReader rp = r.object("rope_parameters");
         if (rp.has("rope_theta")) m.rope_theta = rp.number("rope_theta");
     }
+    // RoPE scaling: rope_scaling {rope_type (or type), factor}, or transformers v5's
+    // rope_parameters, where rope_type "default" means none.
+    for (const char* block : {"rope_scaling", "rope_parameters"}) {
+        if (!r.has(block) || !r.raw(block).is_object()) continue;
+        ObjectReader rs = r.object(block);
+        const char* kind_key = rs.has("rope_type") ? "rope_type" : "type";
+        const std::string kind = rs.has(kind_key) ? rs.string(kind_key) : std::string();
+        if (kind.empty() || kind == "default") continue;
+        m.rope_scaling_type = kind;
+        m.rope_scaling_factor = rs.number("factor", 1.0);
+        break;
+    }
     for (const char* k : {"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"})
         if (r.has(k)) m.norm_epsilon = r.number(k);
     // Everything else in a config.json (token ids, dropout, rope settings, dtype, ...) does not
@@ -369,6 +386,10 @@ json to_json(const ModelSpec& m) {
     if (m.parallel_residual) j["parallel_residual"] = true;
     if (m.shared_norm) j["shared_norm"] = true;
     if (m.position_embedding == PositionEmbedding::rope) j["rope_theta"] = m.rope_theta;
+    if (!m.rope_scaling_type.empty()) {
+        j["rope_scaling_type"] = m.rope_scaling_type;
+        j["rope_scaling_factor"] = m.rope_scaling_factor;
+    }
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;
 }

@@ -55,6 +55,11 @@ struct ModelSpec {
     bool shared_norm = false;
     int max_position_embeddings = 0;  // rows of the learned position table (learned only)
     double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
+    // RoPE stretched past the pretraining context (a Hugging Face config's rope_scaling): its kind
+    // ("llama3" for Llama 3.1's, "linear", "yarn", ...; empty for none) and factor. The rotation
+    // costs the same, so only the exporters read them.
+    std::string rope_scaling_type;
+    double rope_scaling_factor = 1.0;
     double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon
     std::string source;          // "native" or "huggingface:<model_type>"
 

@@ -25,6 +25,13 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
     } else {
         j["fp16"] = {{"enabled", false}};
         j["bf16"] = {{"enabled", p.precision != Precision::fp32}};
+        if (p.precision != Precision::fp32) {
+            // What the simulation priced (kDeepSpeed): 16-bit gradients added into fp32 and reduced
+            // in fp32. Both default to the model's bf16 (engine.py get_data_types,
+            // communication_data_type); fp32 accumulation with ZeRO 0/1 selects the bf16 optimizer.
+            j["data_types"] = {{"grad_accum_dtype", "fp32"}};
+            j["communication_data_type"] = "fp32";
+        }
     }
     nlohmann::ordered_json zero;
     zero["stage"] = p.zero_stage;
@@ -63,6 +70,11 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
                                       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} "
                                       "--global-batch-size {}",
                                       p.tp, p.pp, p.microbatch_size, p.global_batch_size));
+    if (p.pp > 1 && m.num_layers % p.pp != 0)
+        e.notes.push_back(fmt::format("{} layers over {} stages: Megatron-DeepSpeed's partition_method "
+                                      "\"type:transformer\" gives the first stages the extra layers, not the split "
+                                      "that was simulated (tessel plan --emit deepspeed keeps to even splits)",
+                                      m.num_layers, p.pp));
     if (recompute)
         // Megatron-DeepSpeed's --checkpoint-activations means full, uniform recompute (its
         // validate_args), as HF's gradient_checkpointing does; selective has its own flag.

@@ -1,6 +1,7 @@
 #include "planner/export_megatron.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
@@ -55,9 +56,19 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                   ? std::max(m.max_position_embeddings, p.seq_length)
                                   : std::max(m.seq_length, p.seq_length);
     model.push_back(fmt::format("--seq-length {} --max-position-embeddings {}", p.seq_length, max_positions));
+    // RoPE scaling Megatron-LM can express (arguments.py): Llama 3.1's as --use-rope-scaling (its
+    // low/high frequency factors 1 and 4 over 8192 positions, fixed), linear interpolation by a
+    // whole factor as --rotary-seq-len-interpolation-factor; the note names the rest.
+    std::string rope_scaling;
+    const bool whole_factor = m.rope_scaling_factor == std::floor(m.rope_scaling_factor) && m.rope_scaling_factor >= 1;
+    if (m.rope_scaling_type == "llama3")
+        rope_scaling = fmt::format(" --use-rope-scaling --rope-scaling-factor {:g}", m.rope_scaling_factor);
+    else if (m.rope_scaling_type == "linear" && whole_factor)
+        rope_scaling = fmt::format(" --rotary-seq-len-interpolation-factor {:.0f}", m.rope_scaling_factor);
     if (m.position_embedding == PositionEmbedding::rope)
-        model.push_back(fmt::format("--position-embedding-type rope --rotary-base {:.0f}{}", m.rope_theta,
-                                    m.rotary_percent < 1.0 ? fmt::format(" --rotary-percent {:g}", m.rotary_percent) : ""));
+        model.push_back(fmt::format("--position-embedding-type rope --rotary-base {:.0f}{}{}", m.rope_theta,
+                                    m.rotary_percent < 1.0 ? fmt::format(" --rotary-percent {:g}", m.rotary_percent) : "",
+                                    rope_scaling));
     else
         model.push_back("--position-embedding-type learned_absolute");
     std::string shape = fmt::format("--normalization {} --norm-epsilon {:g}", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm",
@@ -151,6 +162,10 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                       p.zero_stage));
     if (p.placement != "tp-cp-dp-pp")
         e.notes.push_back("placement " + p.placement + " differs from Megatron's rank order tp-cp-dp-pp");
+    if (!m.rope_scaling_type.empty() && rope_scaling.empty())
+        e.notes.push_back(fmt::format("RoPE scaling \"{}\" (factor {:g}) has no launch flag here: Megatron-LM builds "
+                                      "plain RoPE unless its model code applies the scaling",
+                                      m.rope_scaling_type, m.rope_scaling_factor));
     if (m.sliding_window > 0 && m.sliding_window < p.seq_length)
         e.notes.push_back(fmt::format("sliding-window attention ({} keys) has no launch flag here: set Megatron-Core's "
                                       "TransformerConfig.window_size in the model provider, or the run attends to the "

@@ -85,7 +85,7 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
                     world, c.name, p.describe(), p.placement, w.step_time_s, 100 * w.mfu, w.memory_GiB.peak);
     std::string& s = e.text;
     if (format == TorchtitanFormat::toml) {
-        s += "# torchtitan v0.1.0 - v0.2.2 job config, written by `tessel plan`.\n# " + summary + "\n";
+        s += "# torchtitan v0.2.x job config, written by `tessel plan`.\n# " + summary + "\n";
         std::string section;
         for (const auto& k : keys) {
             if (k.section != section) {
@@ -101,8 +101,11 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
              "# run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set.\n";
         s += "set -euo pipefail\n";
         // torchtitan ships a train config per Llama 3 flavor (llama3_8b.toml, llama3_70b.toml,
-        // llama3_405b.toml); another model starts from the 8B's and registers its own flavor.
+        // llama3_405b.toml); another model starts from the 8B's and registers its own flavor. The
+        // 405B's turns on float8 converters, compile and async TP, none of which the eager bf16
+        // step simulated here runs: the 405B starts from the 70B's, its flavor overridden.
         std::string base = torchtitan_flavor(m).second.empty() ? "8B" : torchtitan_flavor(m).second;
+        if (base == "405B") base = "70B";
         std::transform(base.begin(), base.end(), base.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
         s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/llama3_" + base + ".toml}\n";
         s += "OVERRIDES=(\n";
@@ -136,6 +139,11 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
                           "\"default\"), gradients reduce-scattered after the last microbatch; simulated as ZeRO-1");
     else if (p.zero_stage == 1)
         e.notes.push_back("ZeRO-1 has no torchtitan equivalent; use ZeRO 0 (DDP) or FSDP (plan with --emit torchtitan)");
+    const bool fsdp_on = ((p.zero_stage >= 2 || (p.zero_stage == 1 && p.pp > 1)) && p.dp > 1) || p.cp > 1;
+    if (p.precision != Precision::fp32 && (p.tp > 1 || p.pp > 1) && !fsdp_on)
+        e.notes.push_back("torchtitan casts to bf16 inside FSDP, or by autocast without TP and PP: with TP or PP and "
+                          "no sharded data parallelism (DP > 1 with FSDP, or CP > 1) this config trains in fp32, not "
+                          "the bf16 that was simulated (tessel plan --emit torchtitan does not choose such plans)");
     // tessel plan refuses these (check_framework_precision, and its search never offers partial
     // recompute for torchtitan); a plan written by hand can still ask for them.
     if (p.precision == Precision::fp16)

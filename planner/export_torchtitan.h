@@ -2,7 +2,8 @@
 //   - overrides (default): a launch script passing `--section.key value` overrides of the
 //     [parallelism], [activation_checkpoint], [training] (and [model]) keys of torchtitan v0.2.x,
 //     the form its releases accept on the command line over a base config file;
-//   - toml: the same keys as the TOML file of the v0.1.0 - v0.2.2 releases.
+//   - toml: the same keys as the TOML file of the v0.2.x releases (v0.1.0 has no
+//     pipeline_parallel_first/last_stage_less_layers).
 // Mapping: ZeRO 0 -> data_parallel_replicate_degree = DP (DDP); ZeRO 2/3 -> data_parallel_shard_degree
 // = DP (FSDP) with fsdp_reshard_after_forward "never" / "always"; ZeRO 1 (only with PP, see
 // search_space.h) -> FSDP with "default", which keeps the gathered weights under PP; SP comes with TP; interleaving

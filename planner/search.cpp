@@ -163,6 +163,11 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                         reject(Rule::framework, subtree);
                         continue;
                     }
+                    if (limits.mixed_precision_needs_fsdp && req.precision != Precision::fp32 && (tp > 1 || pp > 1) &&
+                        dp * cp == 1) {
+                        reject(Rule::framework, subtree);
+                        continue;
+                    }
 
                     Group g{tp, pp, cp, dp, 1, 1, 0, 0, 0, std::int8_t(zeros), 0, 0, 0, 0};
                     g.sp = std::int8_t(sp_options[0]);

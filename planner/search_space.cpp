@@ -47,6 +47,7 @@ SpaceLimits limits_for(Framework f) {
             l.zero_with_pipeline_max1 = kDeepSpeed.max_zero_stage_with_pipeline <= 1;
             l.context_parallel = false;
             l.interleaving = kDeepSpeed.interleaves;
+            l.uneven_pipeline = false;  // its partition_balanced splits otherwise (search_space.h)
             if (!kDeepSpeed.megatron_sequence_parallel) l.sequence_parallel = SpaceLimits::SequenceParallel::off;
             l.block_recompute = kDeepSpeed.block_recompute;
             l.placement = "tp-cp-dp-pp";
@@ -59,6 +60,7 @@ SpaceLimits limits_for(Framework f) {
             // Uneven splits as layers_per_stage with first/last_stage_less_layers (export_torchtitan).
             l.shards_over_cp = true;
             l.ddp_only_1d = true;
+            l.mixed_precision_needs_fsdp = true;
             l.pipeline_fsdp_gathers_once = kTorchtitan.pipeline_gathers_once;
             l.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
             l.block_recompute = kTorchtitan.block_recompute;

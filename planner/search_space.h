@@ -45,6 +45,10 @@ struct SpaceLimits {
     enum class SequenceParallel { search, off, with_tp } sequence_parallel = SequenceParallel::search;
     bool block_recompute = true;            // full recompute of only the first N layers of each chunk
     bool kv_heads_split_by_tp = false;      // TP must divide the KV heads (no KV head replicated over TP ranks)
+    // A 16-bit plan with TP or PP needs sharded data parallelism (DP > 1 sharded, or CP > 1):
+    // torchtitan casts to bf16 only inside FSDP's fully_shard, or with autocast when there is no
+    // TP and no PP; otherwise it trains in fp32 (maybe_enable_amp).
+    bool mixed_precision_needs_fsdp = false;
     std::string placement;                  // empty: search placements; else the framework's fixed order
 };
 // any: everything. Megatron-LM: ZeRO 0 or 1 (--use-distributed-optimizer shards the optimizer
@@ -52,10 +56,14 @@ struct SpaceLimits {
 // block recompute (--recompute-method block), which DeepSpeed and torchtitan cannot express.
 // DeepSpeed (with Megatron-DeepSpeed for TP/PP): its pipeline engine runs non-interleaved 1F1B
 // and only ZeRO 0-1 with PP > 1; no ring context parallelism; no Megatron-SP; mesh order
-// model-data-pipe = tp-dp-pp. torchtitan v0.2: ZeRO 0 (DDP, data_parallel_replicate_degree),
+// model-data-pipe = tp-dp-pp; pipeline stages of equal layer counts only: Megatron-DeepSpeed's
+// GPTModelPipe partitions with partition_method "type:transformer" (deepspeed/runtime/pipe/module.py,
+// utils.partition_balanced), which puts an uneven split's extra layers on the first stages, not
+// the split tessel simulates. torchtitan v0.2: ZeRO 0 (DDP, data_parallel_replicate_degree),
 // 2 or 3 (FSDP data_parallel_shard_degree without / with resharding after forward), SP always on
-// with TP, even pipeline stages (pipeline_parallel_layers_per_stage), mesh [pp, dp, cp, tp]; with
-// CP > 1 FSDP always shards over the CP ranks, so only ZeRO 2 or 3 there. Its DDP runs only as the
+// with TP, pipeline stages as pipeline_parallel_layers_per_stage (the ends may hold fewer), mesh [pp, dp, cp, tp]; with
+// CP > 1 FSDP always shards over the CP ranks, so only ZeRO 2 or 3 there. Its bf16 comes from FSDP
+// (or autocast without TP and PP), so a bf16 plan with TP or PP has DP > 1 or CP > 1. Its DDP runs only as the
 // sole parallelism (parallelize.py: "DDP has not supported > 1D parallelism"). With PP > 1 its FSDP
 // does not reshard after forward (fsdp_reshard_after_forward "default") and PyTorch's pipeline
 // schedules sync gradients only after the last microbatch: weights gathered once per step, 16-bit

@@ -165,6 +165,35 @@ TEST(ModelSpec, StretchedRopeTrainsAtItsOriginalContextByDefault) {
         {"original_max_position_embeddings": "long"}})"), "c.json"), InputError);
 }
 
+TEST(ModelSpec, RopeScalingReadAndKept) {
+    // Llama 3.1 8B's config.json (meta-llama/Llama-3.1-8B): rope_scaling llama3, factor 8.
+    const ModelSpec llama31 = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3.1-8b-config.json");
+    EXPECT_EQ(llama31.rope_scaling_type, "llama3");
+    EXPECT_EQ(llama31.rope_scaling_factor, 8.0);
+    const ModelSpec back = parse_model(to_json(llama31), "back.json");
+    EXPECT_EQ(back.rope_scaling_type, "llama3");
+    EXPECT_EQ(back.rope_scaling_factor, 8.0);
+    // Llama 3 had none (rope_scaling null); transformers v5's rope_type "default" is none too;
+    // older configs name the kind "type".
+    EXPECT_EQ(load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3-8b-config.json").rope_scaling_type, "");
+    const std::string shape = R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+        "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, )";
+    EXPECT_EQ(parse_model(json::parse(shape + R"("rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}})"),
+                          "c.json").rope_scaling_type, "");
+    const ModelSpec linear = parse_model(json::parse(shape + R"("rope_scaling": {"type": "linear", "factor": 4.0}})"), "c.json");
+    EXPECT_EQ(linear.rope_scaling_type, "linear");
+    EXPECT_EQ(linear.rope_scaling_factor, 4.0);
+    EXPECT_FALSE(to_json(load_model("llama3-8b")).contains("rope_scaling_type"));
+    // A native factor needs its kind.
+    try {
+        parse_model(json::parse(R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100,
+            "position_embedding": "rope", "rope_scaling_factor": 8})"), "t.json");
+        FAIL() << "rope_scaling_factor without rope_scaling_type";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("rope_scaling_factor"), std::string::npos) << e.what();
+    }
+}
+
 TEST(ModelSpec, SlidingWindowsRead) {
     const std::string dir = TESSEL_TEST_DATA_DIR;
     EXPECT_EQ(load_model(dir + "/hf/phi3-mini-4k-config.json").sliding_window, 2047);

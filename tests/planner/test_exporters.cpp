@@ -21,6 +21,7 @@
 #include "planner/export_megatron.h"
 #include "planner/export_torchtitan.h"
 #include "planner/search_space.h"
+#include "simulator/software_stack.h"
 #include "plan_fixtures.h"
 
 using namespace tessel;
@@ -80,7 +81,10 @@ const std::set<std::string> kMegatronFlags = {
     // Qwen3 conversion passes it.
     "--qk-layernorm",
     // megatron/training/arguments.py, _add_regularization_args: both floats, default 0.1.
-    "--attention-dropout", "--hidden-dropout"};
+    "--attention-dropout", "--hidden-dropout",
+    // arguments.py (_add_network_size_args): Llama 3.1's RoPE scaling (factor a float, default 8)
+    // and linear position interpolation (an int).
+    "--use-rope-scaling", "--rope-scaling-factor", "--rotary-seq-len-interpolation-factor"};
 
 // config-formats.md §B2: DeepSpeed config keys (deepspeed/runtime/constants.py, zero/config.py, ...).
 const std::set<std::string> kDeepSpeedKeys = {
@@ -104,7 +108,9 @@ const std::set<std::string> kDeepSpeedKeys = {
     "zero_optimization.offload_param.max_in_cpu", "zero_optimization.cpu_offload", "activation_checkpointing",
     "activation_checkpointing.partition_activations", "activation_checkpointing.cpu_checkpointing",
     "activation_checkpointing.contiguous_memory_optimization", "activation_checkpointing.number_checkpoints",
-    "activation_checkpointing.synchronize_checkpoint_boundary", "activation_checkpointing.profile"};
+    "activation_checkpointing.synchronize_checkpoint_boundary", "activation_checkpointing.profile",
+    // DeepSpeed docs/_pages/config-json.md, "Data Type options" and "communication_data_type".
+    "data_types", "data_types.grad_accum_dtype", "communication_data_type"};
 
 // config-formats.md §B3: torchtitan v0.2.2 job_config.py keys ([parallelism], [activation_checkpoint],
 // [training], [model]).
@@ -344,6 +350,12 @@ void check_deepspeed(const ModelSpec& m, const Plan& p) {
     // fp32 -> neither.
     EXPECT_EQ(j["fp16"]["enabled"].get<bool>(), p.precision == Precision::fp16);
     EXPECT_EQ(j["bf16"]["enabled"].get<bool>(), p.precision == Precision::bf16 || p.precision == Precision::fp8);
+    // bf16 gradients accumulate and reduce in fp32, as the planner's DeepSpeed stack prices them;
+    // DeepSpeed's defaults for both are the model's bf16.
+    const bool bf16 = j["bf16"]["enabled"].get<bool>();
+    EXPECT_TRUE(kDeepSpeed.bf16_grads_reduced_in_fp32);
+    EXPECT_EQ(j.contains("data_types") && j["data_types"]["grad_accum_dtype"] == "fp32", bf16) << e.text;
+    EXPECT_EQ(j.contains("communication_data_type") && j["communication_data_type"] == "fp32", bf16) << e.text;
     // Recompute: DeepSpeed's JSON has no mode, only how deepspeed.checkpointing stores the
     // checkpoints: partitioned over the TP ranks when there are several and the plan recomputes.
     // The mode itself is in the note that says which flag the model must be run with.
@@ -546,6 +558,31 @@ TEST(ExportMegatron, PartialRotaryAndParallelResidual) {
     EXPECT_EQ(llama.find("--rotary-percent"), std::string::npos);
 }
 
+TEST(ExportMegatron, RopeScalingFlags) {
+    const Plan p = make_plan(1, 1, 8, 1, 4, 64, 8192);
+    // Llama 3.1's config.json: rope_scaling llama3, factor 8.
+    ModelSpec m = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3.1-8b-config.json");
+    check_megatron(m, p);
+    auto text_and_notes = [&](const ModelSpec& model) {
+        const Emitted e = export_megatron(model, winner(p), load_cluster("dgx-h100"));
+        std::string all = e.text;
+        for (const auto& n : e.notes) all += "\n" + n;
+        return all;
+    };
+    EXPECT_NE(text_and_notes(m).find("--use-rope-scaling --rope-scaling-factor 8"), std::string::npos) << text_and_notes(m);
+    m.rope_scaling_type = "linear";
+    m.rope_scaling_factor = 4;
+    check_megatron(m, p);
+    EXPECT_NE(text_and_notes(m).find("--rotary-seq-len-interpolation-factor 4"), std::string::npos);
+    EXPECT_EQ(text_and_notes(m).find("--use-rope-scaling"), std::string::npos);
+    m.rope_scaling_type = "yarn";
+    EXPECT_EQ(text_and_notes(m).find("--use-rope-scaling"), std::string::npos);
+    EXPECT_NE(text_and_notes(m).find("RoPE scaling \"yarn\" (factor 4)"), std::string::npos) << text_and_notes(m);
+    const std::string plain = text_and_notes(load_model("llama3-8b"));
+    EXPECT_EQ(plain.find("rope-scaling"), std::string::npos);
+    EXPECT_EQ(plain.find("RoPE scaling"), std::string::npos);
+}
+
 TEST(ExportMegatron, Gpt3PublishedLayout) {
     const ModelSpec m = load_model("gpt3-175b");
     check_megatron(m, make_plan(8, 12, 4, 1, 1, 1536, 2048, 2, 0, Recompute::full, false));
@@ -665,9 +702,23 @@ TEST(ExportDeepSpeed, BatchIdentityAndKeys) {
     const ModelSpec m = load_model("llama3-8b");
     for (int zero : {0, 1, 2, 3}) check_deepspeed(m, make_plan(1, 1, 16, 1, 2, 512, 8192, 1, zero, Recompute::full));
     check_deepspeed(m, make_plan(2, 4, 2, 1, 1, 64, 8192, 1, 1, Recompute::selective));
+    Plan fp32 = make_plan(1, 1, 8, 1, 4, 64, 2048);
+    fp32.precision = Precision::fp32;
+    check_deepspeed(m, fp32);
     Plan fp16 = make_plan(1, 1, 8, 1, 4, 64, 2048);
     fp16.precision = Precision::fp16;
     check_deepspeed(m, fp16);
+}
+
+TEST(ExportDeepSpeed, NotesAnUnevenPipelineSplit) {
+    const ModelSpec m = load_model("llama3-70b");  // 80 layers
+    auto uneven_note = [&](int pp) {
+        for (const auto& n : export_deepspeed(m, winner(make_plan(8, pp, 1, 1, 1, 64, 8192)), load_cluster("dgx-h100")).notes)
+            if (n.find("80 layers over " + std::to_string(pp) + " stages") != std::string::npos) return true;
+        return false;
+    };
+    EXPECT_TRUE(uneven_note(3));
+    EXPECT_FALSE(uneven_note(4));
 }
 
 TEST(ExportTorchtitan, OverridesAndToml) {
@@ -689,6 +740,16 @@ TEST(ExportTorchtitan, OverridesAndToml) {
                   .text.find("train_configs/llama3_70b.toml"), std::string::npos);
     EXPECT_NE(export_torchtitan(m, winner(big), load_cluster("dgx-h100"), TorchtitanFormat::overrides)
                   .text.find("train_configs/llama3_8b.toml"), std::string::npos);
+    // Except the 405B's, which turns on float8, compile and async TP (torchtitan v0.2.x
+    // llama3_405b.toml): the eager bf16 step simulated starts from the 70B's, with the 405B flavor.
+    const std::string big405 =
+        export_torchtitan(load_model("llama3-405b"), winner(make_plan(8, 8, 8, 1, 1, 512, 8192)), load_cluster("dgx-h100"),
+                          TorchtitanFormat::overrides).text;
+    EXPECT_NE(big405.find("train_configs/llama3_70b.toml"), std::string::npos) << big405;
+    EXPECT_NE(big405.find("--model.flavor 405B"), std::string::npos) << big405;
+    // pipeline_parallel_first/last_stage_less_layers are v0.2 keys: the TOML says so.
+    EXPECT_NE(toml.find("torchtitan v0.2.x"), std::string::npos) << toml;
+    EXPECT_EQ(toml.find("v0.1"), std::string::npos) << toml;
 }
 
 TEST(ExportTorchtitan, PipelinedZeroOneIsFsdpThatKeepsTheGatheredWeights) {
@@ -787,6 +848,26 @@ TEST(ExportTorchtitan, NotesWhatItCannotExpress) {
     EXPECT_NE(notes_of(partial).find("recomputes 3 per chunk"), std::string::npos) << notes_of(partial);
     partial.recompute_layers = 0;
     EXPECT_EQ(notes_of(partial).find("per chunk"), std::string::npos) << notes_of(partial);
+}
+
+TEST(ExportTorchtitan, NotesBf16WithoutFsdpTrainsInFp32) {
+    // torchtitan's maybe_enable_amp: bf16 through FSDP (shard > 1 or CP > 1), or autocast without
+    // TP and PP; TP or PP without FSDP runs fp32.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    auto fp32_note = [&](const Plan& p) {
+        for (const auto& n : export_torchtitan(m, winner(p), c, TorchtitanFormat::toml).notes)
+            if (n.find("trains in fp32") != std::string::npos) return true;
+        return false;
+    };
+    EXPECT_TRUE(fp32_note(make_plan(2, 4, 1, 1, 1, 64, 8192, 1, 1)));   // TP and PP, DP 1
+    EXPECT_TRUE(fp32_note(make_plan(8, 1, 1, 1, 1, 64, 8192, 1, 3)));   // ZeRO 3 over one rank shards nothing
+    EXPECT_FALSE(fp32_note(make_plan(2, 4, 2, 1, 1, 64, 8192, 1, 1)));  // FSDP over DP 2
+    EXPECT_FALSE(fp32_note(make_plan(2, 1, 1, 2, 1, 64, 8192, 1, 2)));  // FSDP over CP 2
+    EXPECT_FALSE(fp32_note(make_plan(1, 1, 8, 1, 1, 64, 8192, 1, 0)));  // DDP: autocast
+    Plan fp32 = make_plan(2, 4, 1, 1, 1, 64, 8192, 1, 1);
+    fp32.precision = Precision::fp32;
+    EXPECT_FALSE(fp32_note(fp32));
 }
 
 TEST(ExportDeepSpeed, RecomputeNoteNamesTheFlagOfItsMode) {

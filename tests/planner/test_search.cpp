@@ -270,6 +270,45 @@ TEST(Search, TorchtitanOffersUnevenPipelineSplits) {
     EXPECT_GT(uneven, 0);
 }
 
+TEST(Search, DeepSpeedKeepsToEvenPipelineSplits) {
+    // Megatron-DeepSpeed's partition_balanced would put an uneven split's extra layers first, not
+    // where the simulator puts them. Llama 3 70B's 80 layers on 24 H100s: TP divides the 8 KV
+    // heads and DP the batch of 256, so PP carries the factor 3 and every split is uneven.
+    // torchtitan runs those (TorchtitanOffersUnevenPipelineSplits); DeepSpeed has no plan there.
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 24);
+    const PlanRequest req = complete_request(m, c, 256, 0);
+    SearchOptions o;
+    o.framework = Framework::deepspeed;
+    o.simulate = simulate_options_for(o.framework, req.precision);
+    EXPECT_THROW(search_plans(m, c, req, o), NoPlanFits);
+    // On 32 it has plans, every one split evenly.
+    const ClusterSpec c32 = resize_cluster(load_cluster("dgx-h100"), 32);
+    o.top_k = 20;
+    const auto best = search_plans(m, c32, complete_request(m, c32, 256, 0), o).best;
+    ASSERT_FALSE(best.empty());
+    for (const auto& r : best) EXPECT_EQ(m.num_layers % r.plan.pp, 0) << r.plan.describe();
+}
+
+TEST(Search, TorchtitanBf16PlansWithTpOrPpShardDataParallelism) {
+    // torchtitan trains bf16 through FSDP, or autocast without TP and PP (maybe_enable_amp). On 40
+    // A100s the unrestricted winner for Llama 3 70B was TP 8 x PP 5 with DP 1: fp32 in torchtitan.
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 40);
+    const PlanRequest req = complete_request(m, c, 256, 0);
+    ASSERT_EQ(req.precision, Precision::bf16);
+    SearchOptions o;
+    o.top_k = 30;
+    o.framework = Framework::torchtitan;
+    o.simulate = simulate_options_for(o.framework, req.precision);
+    const auto best = search_plans(m, c, req, o).best;
+    ASSERT_FALSE(best.empty());
+    for (const auto& r : best)
+        if (r.plan.tp > 1 || r.plan.pp > 1) {
+            EXPECT_GT(r.plan.dp * r.plan.cp, 1) << r.plan.describe();
+        }
+}
+
 TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
     const ModelSpec m = load_model("llama3-8b");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16);
@@ -289,6 +328,7 @@ TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
     ASSERT_FALSE(deepspeed.empty());
     for (const auto& r : deepspeed) {
         EXPECT_EQ(r.plan.cp, 1);
+        EXPECT_EQ(m.num_layers % r.plan.pp, 0) << r.plan.describe();
         EXPECT_EQ(r.plan.virtual_stages, 1);
         EXPECT_FALSE(r.plan.sequence_parallel);
         if (r.plan.pp > 1) {
@@ -306,6 +346,9 @@ TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
             EXPECT_EQ(r.plan.tp * r.plan.pp * r.plan.cp, 1) << r.plan.describe();
         }
         EXPECT_EQ(r.plan.sequence_parallel, r.plan.tp > 1);
+        if (r.plan.tp > 1 || r.plan.pp > 1) {
+            EXPECT_GT(r.plan.dp * r.plan.cp, 1) << r.plan.describe();  // bf16 needs FSDP there
+        }
         // What layers_per_stage with first/last_stage_less_layers can write: equal middle stages,
         // ends no longer than them.
         const auto l = layers_per_chunk(m.num_layers, r.plan.pp, r.plan.virtual_stages);
