@@ -1,7 +1,6 @@
 #include "planner/export_torchtitan.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include <fmt/format.h>
 
@@ -20,6 +19,18 @@ std::pair<std::string, std::string> torchtitan_flavor(const ModelSpec& m) {
     if (m.name == "llama3-405b") return {"llama3", "405B"};
     return {"", ""};
 }
+
+// The train config the launch script starts from. torchtitan ships one per Llama 3 flavor; another
+// model starts from the 8B's and registers its own flavor. The 405B's turns on float8 converters,
+// compile and async TP, none of which the eager bf16 step simulated here runs, so the 405B starts
+// from the 70B's, its flavor overridden.
+std::string base_config_file(const ModelSpec& m) {
+    const std::string flavor = torchtitan_flavor(m).second;
+    return flavor == "70B" || flavor == "405B" ? "llama3_70b.toml" : "llama3_8b.toml";
+}
+
+// Data parallelism as FSDP (data_parallel_shard_degree): ZeRO 2/3, or ZeRO 1 under pipelining.
+bool data_parallel_is_fsdp(const Plan& p) { return p.zero_stage >= 2 || (p.zero_stage == 1 && p.pp > 1); }
 }  // namespace
 
 TorchtitanFormat parse_torchtitan_format(const std::string& s) {
@@ -45,7 +56,7 @@ std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, co
 
     // ZeRO 1 with pipeline stages is torchtitan's FSDP there: "default" keeps the gathered weights.
     const bool pipelined_fsdp = p.zero_stage == 1 && p.pp > 1;
-    const bool fsdp = p.zero_stage >= 2 || pipelined_fsdp;
+    const bool fsdp = data_parallel_is_fsdp(p);
     k.push_back({"parallelism", "data_parallel_replicate_degree", std::to_string(fsdp ? 1 : p.dp)});
     k.push_back({"parallelism", "data_parallel_shard_degree", std::to_string(fsdp ? p.dp : 1)});
     if (fsdp || p.cp > 1)
@@ -100,14 +111,7 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
         s += "# CONFIG_FILE is the base job config (its other sections: optimizer, data, checkpointing);\n"
              "# run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set.\n";
         s += "set -euo pipefail\n";
-        // torchtitan ships a train config per Llama 3 flavor (llama3_8b.toml, llama3_70b.toml,
-        // llama3_405b.toml); another model starts from the 8B's and registers its own flavor. The
-        // 405B's turns on float8 converters, compile and async TP, none of which the eager bf16
-        // step simulated here runs: the 405B starts from the 70B's, its flavor overridden.
-        std::string base = torchtitan_flavor(m).second.empty() ? "8B" : torchtitan_flavor(m).second;
-        if (base == "405B") base = "70B";
-        std::transform(base.begin(), base.end(), base.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-        s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/llama3_" + base + ".toml}\n";
+        s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/" + base_config_file(m) + "}\n";
         s += "OVERRIDES=(\n";
         for (const auto& k : keys) {
             std::string v = k.value;
@@ -139,7 +143,7 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
                           "\"default\"), gradients reduce-scattered after the last microbatch; simulated as ZeRO-1");
     else if (p.zero_stage == 1)
         e.notes.push_back("ZeRO-1 has no torchtitan equivalent; use ZeRO 0 (DDP) or FSDP (plan with --emit torchtitan)");
-    const bool fsdp_on = ((p.zero_stage >= 2 || (p.zero_stage == 1 && p.pp > 1)) && p.dp > 1) || p.cp > 1;
+    const bool fsdp_on = (data_parallel_is_fsdp(p) && p.dp > 1) || p.cp > 1;
     if (p.precision != Precision::fp32 && (p.tp > 1 || p.pp > 1) && !fsdp_on)
         e.notes.push_back("torchtitan casts to bf16 inside FSDP, or by autocast without TP and PP: with TP or PP and "
                           "no sharded data parallelism (DP > 1 with FSDP, or CP > 1) this config trains in fp32, not "
