@@ -35,15 +35,13 @@ void calibrate_command(const CalibrateArgs& a) {
         std::unique_ptr<Backend> backend;
         agree_on_errors(*world, [&] {
             backend = make_backend(a.backend);
-            // Its report holds stdout (without --out the cluster file follows it there).
-            for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--out", a.out}, {"--raw", a.raw}})
-                if (path == "-")
-                    throw InputError(fmt::format("{}: expected a file path, got \"-\" (tessel calibrate prints its "
-                                                 "report on stdout; leave --out out to print the cluster file there)",
-                                                 flag));
+            // Stdout holds the cluster file (no --out, or --out -) or else the report.
+            if (a.raw == "-")
+                throw InputError("--raw: expected a file path, got \"-\" (stdout holds the cluster file or the "
+                                 "report)");
             if (!a.out.empty() && a.out == a.raw)
                 throw InputError(fmt::format("--out and --raw: expected two files, got {} for both", a.out));
-            check_output_file("--out", a.out);
+            if (a.out != "-") check_output_file("--out", a.out);
             check_output_file("--raw", a.raw);
         });
         CalibrateOptions o;
@@ -58,25 +56,30 @@ void calibrate_command(const CalibrateArgs& a) {
             std::fprintf(stderr, tty ? "\r\033[K[%3d/%d] %s" : "[%3d/%d] %s\n", done + 1, total, what.c_str());
             std::fflush(stderr);
         };
+        // Without a file the cluster JSON is stdout's alone (`tessel calibrate > cluster.json`), and the
+        // report goes to stderr beside the progress.
+        const bool cluster_to_stdout = a.out.empty() || a.out == "-";
+        std::FILE* report = cluster_to_stdout ? stderr : stdout;
         if (rank == 0) {
-            fmt::print("tessel calibrate: backend {} on {} rank{}{}\n", a.backend, world->size(),
+            fmt::print(report, "tessel calibrate: backend {} on {} rank{}{}\n", a.backend, world->size(),
                        world->size() > 1 ? "s" : "", a.quick ? " (--quick)" : "");
             if (world->size() == 1)
-                fmt::print("one rank: compute only; run under mpirun -np 2 (or more) to measure collectives\n");
-            std::fflush(stdout);
+                fmt::print(report, "one rank: compute only; run under mpirun -np 2 (or more) to measure collectives\n");
+            std::fflush(report);
         }
         Calibration c;
         agree_on_errors(*world, [&] { c = calibrate(o, *backend, *world); });
         if (rank != 0) return;
         if (tty) std::fprintf(stderr, "\n");
-        fmt::print("\n{}", calibration_report(c));
+        fmt::print(report, "\n{}", calibration_report(c));
         const std::string cluster = to_cluster_json(c, a.name).dump(2) + "\n";
         if (!a.raw.empty()) {
             write_file_atomically(a.raw, to_raw_json(c).dump(2) + "\n");
-            fmt::print("wrote {}\n", a.raw);
+            fmt::print(report, "wrote {}\n", a.raw);
         }
-        if (a.out.empty()) {
-            fmt::print("\n{}", cluster);
+        if (cluster_to_stdout) {
+            std::fflush(stderr);
+            fmt::print("{}", cluster);
         } else {
             write_file_atomically(a.out, cluster);
             fmt::print("wrote {}\n", a.out);
@@ -99,7 +102,7 @@ void add_calibrate(CLI::App& app) {
         "(all-reduce, all-gather, reduce-scatter, send/recv) are measured between them; one rank alone measures\n"
         "compute only. The profile's efficiencies are fitted so that the simulator reproduces the measured times.");
     cmd->add_option("--backend", args->backend, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-    cmd->add_option("--out", args->out, "cluster JSON to write (atomically); default: print it");
+    cmd->add_option("--out", args->out, "cluster JSON to write (atomically); default or -: stdout, the report going to stderr");
     cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)");
     cmd->add_flag("--quick", args->quick, "a few seconds of measurement (tests; not a calibration)");
     cmd->add_option("--name", args->name, "the cluster's name (default cpu)")

@@ -30,9 +30,13 @@ void run_validate(const ValidateArgs& a) {
     // The built-in set is the file in the repository; name it so.
     if (origin.rfind("preset", 0) == 0) origin = "configs/validation/" + a.runs + ".json";
     std::optional<json> profile;
+    std::string profile_device;  // the GPU the profile's cluster file names, if it names one
     if (!a.profile_file.empty()) {
         json p = read_json_file(a.profile_file);
         profile = p.contains("profile") ? p["profile"] : p;
+        if (p.contains("profile") && p.contains("gpu") && p["gpu"].is_object() && p["gpu"].contains("name") &&
+            p["gpu"]["name"].is_string())
+            profile_device = p["gpu"]["name"].get<std::string>();
         // Its keys are checked once here, so that a bad one names this file rather than a row's cluster.
         ClusterSpec probe;
         probe.profile = profile;
@@ -40,6 +44,20 @@ void run_validate(const ValidateArgs& a) {
         hardware_efficiency(probe);
     }
     ValidationReport rep = validate_runs(runs, origin, profile);
+    if (profile) {
+        // A calibrated profile holds one device's kernel rates; on another GPU they price the wrong kernels.
+        const auto others = rows_on_other_gpus(rep, profile_device);
+        std::string list;
+        int rows = 0;
+        for (const auto& o : others) {
+            list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", o.gpu, o.rows);
+            rows += o.rows;
+        }
+        if (rows > 0)
+            fmt::print(stderr, "warning: --profile {} was measured on {}; it prices {} row{} on other GPUs: {}\n",
+                       a.profile_file, profile_device.empty() ? "a device it does not name" : profile_device, rows,
+                       rows == 1 ? "" : "s", list);
+    }
     const auto& s = rep.summary;
     for (const auto& row : rep.rows) {
         if (!row.modelable) fmt::print(log, "  skipped  {}: {}\n", row.name, row.skipped_because);

@@ -95,8 +95,16 @@ std::vector<std::string> model_differences(const json& a, const json& b, const s
                                   {"parallel_residual", false}, {"linear_bias", false},    {"qkv_bias", false},
                                   {"shared_norm", false}};
     return differences("model", a, b,
-                       {"name", "seq_length", "norm_epsilon", "rope_theta", "rope_scaling_type", "rope_scaling_factor"},
+                       {"name", "seq_length", "norm_epsilon", "rope_theta", "rope_scaling_type", "rope_scaling_factor",
+                        "rope_scaling_low_freq_factor", "rope_scaling_high_freq_factor", "rope_scaling_original_context"},
                        defaults, a_side, b_side);
+}
+
+InputError not_the_same_run(const std::string& a_file, const std::string& b_file,
+                            const std::vector<std::string>& differences, const std::string& advice) {
+    std::string list;
+    for (const auto& d : differences) list += d + "; ";
+    return InputError(fmt::format("{} and {}: not the same run: {}{}", a_file, b_file, list, advice));
 }
 
 std::string gpu_name(const json& cluster) {
@@ -205,13 +213,9 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
                                         "tell whether they are the same hardware",
                                         sim_gpu, string_of(sim_cluster, "name"), run_device);
     }
-    if (!differences.empty()) {
-        std::string list;
-        for (const auto& d : differences) list += d + "; ";
-        throw InputError(fmt::format("{} and {}: not the same run: {}simulate the plan, model, precision and cluster "
-                                     "the run used",
-                                     sim_file, meas_file, list));
-    }
+    if (!differences.empty())
+        throw not_the_same_run(sim_file, meas_file, differences,
+                               "simulate the plan, model, precision and cluster the run used");
 
     auto row = [&](std::string name, std::string key, std::string unit, CompareGroup g, std::optional<double> sv,
                    std::optional<double> mv, std::optional<double> total, std::string note = "") {

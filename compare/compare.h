@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/json_io.h"
 
 namespace tessel {
@@ -50,7 +51,7 @@ struct Comparison {
 // two different runs ("sim.json and run.json: not the same run: plan.tp (simulated 2, measured
 // 4)"), where every row would compare two different things:
 //  - a plan key differs (all but framework), or a model key that changes time or memory (all but
-//    name, seq_length, norm_epsilon, rope_theta; keys left out by the writer count as their default);
+//    name, seq_length, norm_epsilon and the RoPE base and scaling; keys left out by the writer count as their default);
 //  - the simulated precision is not the one the run computed in (its compute_precision: fp32);
 //  - the simulated cluster's gpu.name is not the run's --cluster gpu.name, or, for the CPU backend,
 //    not the run's device (calibrate names the cluster's gpu after it).
@@ -65,6 +66,9 @@ Comparison compare_results(const json& simulated, const std::string& simulated_f
 std::vector<std::string> model_differences(const json& a, const json& b, const std::string& a_side = "simulated",
                                            const std::string& b_side = "measured");
 std::string gpu_name(const json& cluster);  // cluster.gpu.name, "" where absent
+// "A and B: not the same run: D1; D2; ADVICE", the refusal compare and report share.
+InputError not_the_same_run(const std::string& a_file, const std::string& b_file,
+                            const std::vector<std::string>& differences, const std::string& advice);
 
 // The simulated side alone (every measured value absent, no verdict): the same rows, for drawing a
 // simulation without a run.

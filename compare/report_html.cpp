@@ -247,11 +247,9 @@ std::string render_report(const ReportInputs& in, const ReportOptions& options, 
                 mismatch.push_back(
                     fmt::format("cluster.gpu.name (searched \"{}\", simulated \"{}\")", searched_gpu, simulated_gpu));
             if (!mismatch.empty()) {
-                std::string list;
-                for (const auto& d : mismatch) list += d + "; ";
-                throw InputError(fmt::format("{} and {}: not the same run: candidates[0] {}plan the model and cluster "
-                                             "that were simulated",
-                                             in.files.plan_result, sim_file, list));
+                mismatch.front() = "candidates[0] " + mismatch.front();
+                throw not_the_same_run(in.files.plan_result, sim_file, mismatch,
+                                       "plan the model and cluster that were simulated");
             }
         }
         const std::optional<double> pr_capacity =

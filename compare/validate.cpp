@@ -1218,4 +1218,14 @@ CrossValidation cross_validate(const json& file, const std::string& origin, cons
     return cv;
 }
 
+std::vector<RowsOnGpu> rows_on_other_gpus(const ValidationReport& rep, const std::string& device) {
+    std::map<std::string, int> count;
+    for (const auto& row : rep.rows)
+        if (row.modelable && row.setup.cluster.gpu.name != device) ++count[row.setup.cluster.gpu.name];
+    std::vector<RowsOnGpu> out;
+    for (const auto& [gpu, n] : count) out.push_back({gpu, n});
+    std::stable_sort(out.begin(), out.end(), [](const RowsOnGpu& a, const RowsOnGpu& b) { return a.rows > b.rows; });
+    return out;
+}
+
 }  // namespace tessel

@@ -106,6 +106,15 @@ StatedPrecision stated_precision(const std::string& text);
 // The rows of a published-runs file: its top-level array, or the "runs" array of an object that
 // holds one beside other keys; InputError naming `origin` otherwise.
 const json& published_run_list(const json& file, const std::string& origin);
+// Where a profile measured on one device (`device`, the gpu.name of the cluster file that holds it;
+// empty when the file is a bare profile) is applied to rows on others: each other GPU the modelled
+// rows run on (its preset's name) and how many rows run on it, most rows first, ties by name.
+struct RowsOnGpu {
+    std::string gpu;
+    int rows = 0;
+};
+std::vector<RowsOnGpu> rows_on_other_gpus(const ValidationReport& rep, const std::string& device);
+
 // `profile`, when given, replaces every cluster's profile (see simulator/hardware_efficiency.h),
 // e.g. one written by `tessel calibrate`.
 ValidationReport validate_runs(const json& runs, const std::string& origin, const std::optional<json>& profile = std::nullopt);

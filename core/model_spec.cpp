@@ -37,6 +37,29 @@ bool looks_like_huggingface(const json& j) {
 
 namespace {
 
+// Where the three llama3 band keys live: the native file's top level, or a Hugging Face block.
+struct Llama3RopeKeys {
+    std::string low, high, context;
+};
+const Llama3RopeKeys kNativeLlama3RopeKeys{"rope_scaling_low_freq_factor", "rope_scaling_high_freq_factor",
+                                           "rope_scaling_original_context"};
+Llama3RopeKeys huggingface_llama3_rope_keys(const std::string& block) {
+    return {block + ".low_freq_factor", block + ".high_freq_factor", block + ".original_max_position_embeddings"};
+}
+
+// Llama 3.1's blend divides by high - low, and its bands are wavelengths context / factor.
+void check_llama3_rope_bands(const ModelSpec& m, const std::string& file, const Llama3RopeKeys& keys) {
+    if (!(m.rope_scaling_low_freq_factor > 0))
+        throw input_error(file, keys.low, "a positive number", fmt::format("{:g}", m.rope_scaling_low_freq_factor));
+    if (!(m.rope_scaling_high_freq_factor > m.rope_scaling_low_freq_factor))
+        throw input_error(file, keys.high, fmt::format("more than the low-frequency factor {:g}",
+                                                       m.rope_scaling_low_freq_factor),
+                          fmt::format("{:g}", m.rope_scaling_high_freq_factor));
+    if (!(m.rope_scaling_original_context >= 1))
+        throw input_error(file, keys.context, "the pretraining context in tokens, at least 1",
+                          fmt::format("{:g}", m.rope_scaling_original_context));
+}
+
 ModelSpec parse_native(const json& j, const std::string& file) {
     ObjectReader r(j, file);
     ModelSpec m;
@@ -89,6 +112,20 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     if (m.rope_scaling_type.empty() && m.rope_scaling_factor != 1.0)
         throw input_error(file, "rope_scaling_factor", "1 unless rope_scaling_type names the scaling (llama3, linear, yarn, ...)",
                           fmt::format("{:g} with no rope_scaling_type", m.rope_scaling_factor));
+    if (!m.rope_scaling_type.empty() && !(m.rope_scaling_factor > 0))
+        throw input_error(file, "rope_scaling_factor", "a positive number", fmt::format("{:g}", m.rope_scaling_factor));
+    const bool llama3_rope = m.rope_scaling_type == "llama3";
+    for (const char* key : {"rope_scaling_low_freq_factor", "rope_scaling_high_freq_factor",
+                            "rope_scaling_original_context"})
+        if (!llama3_rope && r.has(key))
+            throw input_error(file, key, "absent unless rope_scaling_type is llama3 (Llama 3.1's frequency bands)",
+                              fmt::format("given with rope_scaling_type \"{}\"", m.rope_scaling_type));
+    if (llama3_rope) {
+        m.rope_scaling_low_freq_factor = r.number("rope_scaling_low_freq_factor", 1.0);
+        m.rope_scaling_high_freq_factor = r.number("rope_scaling_high_freq_factor", 4.0);
+        m.rope_scaling_original_context = r.number("rope_scaling_original_context", 8192.0);
+        check_llama3_rope_bands(m, file, kNativeLlama3RopeKeys);
+    }
     m.norm_epsilon = r.number("norm_epsilon", 1e-5);
     r.ignore({"source", "notes", "description"});
     r.finish();
@@ -313,6 +350,12 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         if (kind.empty() || kind == "default") continue;
         m.rope_scaling_type = kind;
         m.rope_scaling_factor = rs.number("factor", 1.0);
+        if (kind == "llama3") {
+            m.rope_scaling_low_freq_factor = rs.number("low_freq_factor", 1.0);
+            m.rope_scaling_high_freq_factor = rs.number("high_freq_factor", 4.0);
+            m.rope_scaling_original_context = rs.number("original_max_position_embeddings", 8192.0);
+            check_llama3_rope_bands(m, file, huggingface_llama3_rope_keys(block));
+        }
         break;
     }
     for (const char* k : {"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"})
@@ -389,6 +432,11 @@ json to_json(const ModelSpec& m) {
     if (!m.rope_scaling_type.empty()) {
         j["rope_scaling_type"] = m.rope_scaling_type;
         j["rope_scaling_factor"] = m.rope_scaling_factor;
+    }
+    if (m.rope_scaling_type == "llama3") {
+        j["rope_scaling_low_freq_factor"] = m.rope_scaling_low_freq_factor;
+        j["rope_scaling_high_freq_factor"] = m.rope_scaling_high_freq_factor;
+        j["rope_scaling_original_context"] = m.rope_scaling_original_context;
     }
     if (m.position_embedding == PositionEmbedding::learned) j["max_position_embeddings"] = m.max_position_embeddings;
     return j;

@@ -57,9 +57,16 @@ struct ModelSpec {
     double rope_theta = 10000.0;      // RoPE base (Su et al. 2021; Llama 3 uses 500000)
     // RoPE stretched past the pretraining context (a Hugging Face config's rope_scaling): its kind
     // ("llama3" for Llama 3.1's, "linear", "yarn", ...; empty for none) and factor. The rotation
-    // costs the same, so only the exporters read them.
+    // costs the same, so the simulator does not read them; the exporters write them and tessel run
+    // rotates by them (llama3 and linear).
     std::string rope_scaling_type;
     double rope_scaling_factor = 1.0;
+    // llama3 only: wavelengths beyond original_context / low_freq_factor are scaled by the
+    // factor, those below original_context / high_freq_factor kept, those between blended
+    // (Llama 3.1's values, its Hugging Face config's rope_scaling: 1, 4, 8192).
+    double rope_scaling_low_freq_factor = 1.0;
+    double rope_scaling_high_freq_factor = 4.0;
+    double rope_scaling_original_context = 8192.0;
     double norm_epsilon = 1e-5;       // LayerNorm / RMSNorm epsilon
     std::string source;          // "native" or "huggingface:<model_type>"
 

@@ -106,13 +106,15 @@ public:
         timed(fmt::format("rmsnorm_backward N={} C={}", N, C),
               [&] { inner_->rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, C); });
     }
-    void rope_forward_inplace(float* x, int B, int T, int NH, int D, float theta, int pos) override {
+    void rope_forward_inplace(float* x, int B, int T, int NH, int D, const RopeFrequencies& freq,
+                              int pos) override {
         timed(fmt::format("rope_forward B={} T={} NH={} D={}", B, T, NH, D),
-              [&] { inner_->rope_forward_inplace(x, B, T, NH, D, theta, pos); });
+              [&] { inner_->rope_forward_inplace(x, B, T, NH, D, freq, pos); });
     }
-    void rope_backward_inplace(float* dx, int B, int T, int NH, int D, float theta, int pos) override {
+    void rope_backward_inplace(float* dx, int B, int T, int NH, int D, const RopeFrequencies& freq,
+                               int pos) override {
         timed(fmt::format("rope_backward B={} T={} NH={} D={}", B, T, NH, D),
-              [&] { inner_->rope_backward_inplace(dx, B, T, NH, D, theta, pos); });
+              [&] { inner_->rope_backward_inplace(dx, B, T, NH, D, freq, pos); });
     }
     void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, int B, int T, int H,
                            int KH, int D) override {

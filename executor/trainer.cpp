@@ -19,6 +19,7 @@
 #include "executor/parallel_groups.h"
 #include "executor/peak_flops.h"
 #include "executor/pipeline_runner.h"
+#include "executor/rotary.h"
 #include "executor/sharding.h"
 #include "executor/timed_communicator.h"
 #include "executor/token_data.h"
@@ -41,6 +42,9 @@ void check_model_executable(const ModelSpec& m, const std::string& model_origin)
     if (m.parallel_residual)
         throw input_error(model_origin, "parallel_residual", "false (the executor runs attention and MLP in sequence; "
                           "tessel simulate and plan model the parallel layer)", "true");
+    if (!rope_scaling_executable(m.rope_scaling_type))
+        throw input_error(model_origin, "rope_scaling_type", "none, llama3 or linear (the executor rotates by "
+                          "these; tessel simulate and plan model any scaling, which costs the same)", m.rope_scaling_type);
     // OLMo 2's norm spans the whole Q and K projections, which tensor parallelism splits by heads.
     if (m.qk_norm == QkNorm::full_width)
         throw input_error(model_origin, "qk_norm", "none or per_head (the executor does not run OLMo 2's "
@@ -189,7 +193,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     ctx.mem = mem;
     ctx.tp = g.tp.get();
     ctx.model = &m;
-    ctx.rope_theta = float(m.rope_theta);
+    ctx.rope = rope_frequencies(m);
     ctx.dims = layer_dims(m, p, me.tp, me.cp);
     ctx.cp = p.cp > 1 ? g.cp.get() : nullptr;
     ctx.sequence_parallel = p.sequence_parallel;

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/rope_frequencies.h"
+
 namespace tessel {
 
 class Backend {
@@ -64,8 +66,10 @@ public:
                                   const float* weight, const float* rstd, int N, int C) = 0;
 
     // ---- rotary embedding on (B, T, NH, D), in place; backward rotates the gradient back in place ----
-    virtual void rope_forward_inplace(float* x, int B, int T, int NH, int D, float theta, int pos_offset) = 0;
-    virtual void rope_backward_inplace(float* dx, int B, int T, int NH, int D, float theta, int pos_offset) = 0;
+    virtual void rope_forward_inplace(float* x, int B, int T, int NH, int D, const RopeFrequencies& freq,
+                                      int pos_offset) = 0;
+    virtual void rope_backward_inplace(float* dx, int B, int T, int NH, int D, const RopeFrequencies& freq,
+                                       int pos_offset) = 0;
 
     // ---- causal GQA attention core: q (B,T,H,D), k/v (B,T,KH,D), out (B,T,H,D), lse (B,H,T) ----
     virtual void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, int B,

@@ -166,6 +166,14 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
         e.notes.push_back(fmt::format("RoPE scaling \"{}\" (factor {:g}) has no launch flag here: Megatron-LM builds "
                                       "plain RoPE unless its model code applies the scaling",
                                       m.rope_scaling_type, m.rope_scaling_factor));
+    if (m.rope_scaling_type == "llama3" &&
+        (m.rope_scaling_low_freq_factor != 1.0 || m.rope_scaling_high_freq_factor != 4.0 ||
+         m.rope_scaling_original_context != 8192.0))
+        e.notes.push_back(fmt::format("--use-rope-scaling applies Llama 3.1's frequency bands (factors 1 and 4 over "
+                                      "8192 positions); this model's are {:g} and {:g} over {:g}, which Megatron-LM "
+                                      "rotates by only if its model code passes them to the rotary embedding",
+                                      m.rope_scaling_low_freq_factor, m.rope_scaling_high_freq_factor,
+                                      m.rope_scaling_original_context));
     if (m.sliding_window > 0 && m.sliding_window < p.seq_length)
         e.notes.push_back(fmt::format("sliding-window attention ({} keys) has no launch flag here: set Megatron-Core's "
                                       "TransformerConfig.window_size in the model provider, or the run attends to the "

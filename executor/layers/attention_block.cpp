@@ -101,9 +101,9 @@ void rope_chunks(const LayerContext& ctx, float* x, int heads, bool backward) {
     for (int j = 0; j < d.num_chunks(); ++j) {
         float* chunk = x + std::size_t(j) * d.batch * c * heads * d.head_dim;
         if (backward) {
-            ctx.backend->rope_backward_inplace(chunk, d.batch, c, heads, d.head_dim, ctx.rope_theta, d.chunk_position(j));
+            ctx.backend->rope_backward_inplace(chunk, d.batch, c, heads, d.head_dim, ctx.rope, d.chunk_position(j));
         } else {
-            ctx.backend->rope_forward_inplace(chunk, d.batch, c, heads, d.head_dim, ctx.rope_theta, d.chunk_position(j));
+            ctx.backend->rope_forward_inplace(chunk, d.batch, c, heads, d.head_dim, ctx.rope, d.chunk_position(j));
         }
     }
 }

@@ -13,6 +13,7 @@
 #include "core/options.h"
 #include "executor/communicator.h"
 #include "executor/device_buffer.h"
+#include "kernels/rope_frequencies.h"
 
 namespace tessel {
 
@@ -39,7 +40,7 @@ struct LayerContext {
     LayerDims dims;
     bool sequence_parallel = false;
     Recompute recompute = Recompute::none;
-    float rope_theta = 10000.0f;  // the model's RoPE base (ModelSpec::rope_theta)
+    RopeFrequencies rope;  // the model's RoPE base and scaling (rope_frequencies)
 
     DeviceArray<float> floats(std::size_t n, bool zeroed = false) const {
         return DeviceArray<float>(mem, n, MemoryKind::activations, zeroed);

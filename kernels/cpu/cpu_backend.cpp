@@ -118,11 +118,13 @@ public:
         cpu::rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C);
     }
 
-    void rope_forward_inplace(float* x, int B, int T, int NH, int D, float theta, int pos_offset) override {
-        cpu::rope_forward(x, x, B, T, NH, D, theta, pos_offset);
+    void rope_forward_inplace(float* x, int B, int T, int NH, int D, const RopeFrequencies& freq,
+                              int pos_offset) override {
+        cpu::rope_forward(x, x, B, T, NH, D, freq, pos_offset);
     }
-    void rope_backward_inplace(float* dx, int B, int T, int NH, int D, float theta, int pos_offset) override {
-        cpu::rope_backward_inplace(dx, B, T, NH, D, theta, pos_offset);
+    void rope_backward_inplace(float* dx, int B, int T, int NH, int D, const RopeFrequencies& freq,
+                               int pos_offset) override {
+        cpu::rope_backward_inplace(dx, B, T, NH, D, freq, pos_offset);
     }
 
     void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, int B, int T,

@@ -12,14 +12,14 @@
 namespace tessel::cpu {
 namespace {
 
-void build_tables(std::vector<float>& cs, std::vector<float>& sn, int T, int D, float theta,
-                  int pos_offset) {
+void build_tables(std::vector<float>& cs, std::vector<float>& sn, int T, int D,
+                  const RopeFrequencies& freq, int pos_offset) {
   const int half = D / 2;
   cs.resize(static_cast<std::size_t>(T) * half);
   sn.resize(cs.size());
   std::vector<double> inv_freq(half);
   for (int i = 0; i < half; ++i)
-    inv_freq[i] = 1.0 / std::pow(static_cast<double>(theta), (2.0 * i) / D);
+    inv_freq[i] = rope_inverse_frequency(freq, i, D);
   for (int t = 0; t < T; ++t) {
     const double p = static_cast<double>(pos_offset) + t;
     for (int i = 0; i < half; ++i) {
@@ -51,10 +51,11 @@ template <bool kAccumulate>
   }
 }
 
-TESSEL_CPU_CLONES void apply(float* out, const float* inp, int B, int T, int NH, int D, float theta,
-                             int pos_offset, float sign, bool accumulate) {
+TESSEL_CPU_CLONES void apply(float* out, const float* inp, int B, int T, int NH, int D,
+                             const RopeFrequencies& freq, int pos_offset, float sign,
+                             bool accumulate) {
   std::vector<float> cs, sn;
-  build_tables(cs, sn, T, D, theta, pos_offset);
+  build_tables(cs, sn, T, D, freq, pos_offset);
   const int half = D / 2;
   std::vector<float> tmp(D);
   for (int b = 0; b < B; ++b) {
@@ -79,18 +80,21 @@ TESSEL_CPU_CLONES void apply(float* out, const float* inp, int B, int T, int NH,
 
 }  // namespace
 
-void rope_forward(float* out, const float* inp, int B, int T, int NH, int D, float theta,
+void rope_forward(float* out, const float* inp, int B, int T, int NH, int D,
+                  const RopeFrequencies& freq,
                   int pos_offset) {
-  apply(out, inp, B, T, NH, D, theta, pos_offset, 1.0f, false);
+  apply(out, inp, B, T, NH, D, freq, pos_offset, 1.0f, false);
 }
 
-void rope_backward(float* dinp, const float* dout, int B, int T, int NH, int D, float theta,
+void rope_backward(float* dinp, const float* dout, int B, int T, int NH, int D,
+                   const RopeFrequencies& freq,
                    int pos_offset) {
-  apply(dinp, dout, B, T, NH, D, theta, pos_offset, -1.0f, true);
+  apply(dinp, dout, B, T, NH, D, freq, pos_offset, -1.0f, true);
 }
 
-void rope_backward_inplace(float* d, int B, int T, int NH, int D, float theta, int pos_offset) {
-  apply(d, d, B, T, NH, D, theta, pos_offset, -1.0f, false);
+void rope_backward_inplace(float* d, int B, int T, int NH, int D, const RopeFrequencies& freq,
+                           int pos_offset) {
+  apply(d, d, B, T, NH, D, freq, pos_offset, -1.0f, false);
 }
 
 }  // namespace tessel::cpu

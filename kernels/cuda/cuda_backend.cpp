@@ -132,13 +132,13 @@ class CudaBackend final : public Backend {
   }
 
   // ---- rope ----
-  void rope_forward_inplace(float* x, int B, int T, int NH, int D, float theta,
+  void rope_forward_inplace(float* x, int B, int T, int NH, int D, const RopeFrequencies& freq,
                             int pos_offset) override {
-    cuda::rope_forward(x, x, B, T, NH, D, theta, pos_offset, stream_);
+    cuda::rope_forward(x, x, B, T, NH, D, freq, pos_offset, stream_);
   }
-  void rope_backward_inplace(float* dx, int B, int T, int NH, int D, float theta,
+  void rope_backward_inplace(float* dx, int B, int T, int NH, int D, const RopeFrequencies& freq,
                              int pos_offset) override {
-    cuda::rope_backward_inplace(dx, B, T, NH, D, theta, pos_offset, stream_);
+    cuda::rope_backward_inplace(dx, B, T, NH, D, freq, pos_offset, stream_);
   }
 
   // ---- attention ----

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/flat.cuh"
 #include "kernels/cuda/hd.cuh"
+#include "kernels/rope_frequencies.h"
 
 namespace tessel::cuda {
 namespace ops {
@@ -16,11 +17,11 @@ struct RopeTable {
   float* cs;  // (T, half)
   float* sn;  // (T, half)
   int half, D, pos_offset;
-  double theta;
+  RopeFrequencies freq;
   TESSEL_HD void operator()(std::size_t i) const {
     const std::size_t t = i / half;
     const int k = static_cast<int>(i - t * half);
-    const double inv_freq = 1.0 / pow(theta, (2.0 * k) / D);
+    const double inv_freq = rope_inverse_frequency(freq, k, D);
     const double a = (static_cast<double>(pos_offset) + static_cast<double>(t)) * inv_freq;
     cs[i] = static_cast<float>(cos(a));
     sn[i] = static_cast<float>(sin(a));
@@ -59,14 +60,14 @@ struct RopeApply {
 namespace impl {
 
 template <int kMode, class Exec, typename S>
-void rope_apply(Exec& ex, S* out, const S* inp, int B, int T, int NH, int D, float theta,
-                int pos_offset) {
+void rope_apply(Exec& ex, S* out, const S* inp, int B, int T, int NH, int D,
+                const RopeFrequencies& freq, int pos_offset) {
   const int half = D / 2;
   const std::size_t table = static_cast<std::size_t>(T) * half;
   auto cs = ex.template scratch<float>(table);
   auto sn = ex.template scratch<float>(table);
   launch_flat(ex, table,
-              ops::RopeTable{cs.get(), sn.get(), half, D, pos_offset, static_cast<double>(theta)});
+              ops::RopeTable{cs.get(), sn.get(), half, D, pos_offset, freq});
   launch_flat(ex, static_cast<std::size_t>(B) * T * NH * half,
               ops::RopeApply<S, kMode>{out, inp, cs.get(), sn.get(), static_cast<std::size_t>(T),
                                        static_cast<std::size_t>(NH),
@@ -74,21 +75,21 @@ void rope_apply(Exec& ex, S* out, const S* inp, int B, int T, int NH, int D, flo
 }
 
 template <class Exec, typename S>
-void rope_forward(Exec& ex, S* out, const S* inp, int B, int T, int NH, int D, float theta,
-                  int pos_offset) {
-  rope_apply<0>(ex, out, inp, B, T, NH, D, theta, pos_offset);
+void rope_forward(Exec& ex, S* out, const S* inp, int B, int T, int NH, int D,
+                  const RopeFrequencies& freq, int pos_offset) {
+  rope_apply<0>(ex, out, inp, B, T, NH, D, freq, pos_offset);
 }
 
 template <class Exec, typename S>
-void rope_backward(Exec& ex, S* dinp, const S* dout, int B, int T, int NH, int D, float theta,
-                   int pos_offset) {
-  rope_apply<1>(ex, dinp, dout, B, T, NH, D, theta, pos_offset);
+void rope_backward(Exec& ex, S* dinp, const S* dout, int B, int T, int NH, int D,
+                   const RopeFrequencies& freq, int pos_offset) {
+  rope_apply<1>(ex, dinp, dout, B, T, NH, D, freq, pos_offset);
 }
 
 template <class Exec, typename S>
-void rope_backward_inplace(Exec& ex, S* d, int B, int T, int NH, int D, float theta,
+void rope_backward_inplace(Exec& ex, S* d, int B, int T, int NH, int D, const RopeFrequencies& freq,
                            int pos_offset) {
-  rope_apply<2>(ex, d, d, B, T, NH, D, theta, pos_offset);
+  rope_apply<2>(ex, d, d, B, T, NH, D, freq, pos_offset);
 }
 
 }  // namespace impl

@@ -147,11 +147,11 @@ std::vector<BadInput> cases() {
          {"--out", "is a directory"}},
         {"calibrate output is a folder", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--out", "%"}, 2,
          {"--out", "is a directory"}},
-        // Their progress and report hold stdout, so their results need a file.
+        // Their progress and report hold stdout (calibrate's: beside the cluster file), so these need a file.
         {"run result to stdout", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--out", "-"}, 2,
          {"--out", "expected a file path"}},
-        {"calibrate cluster to stdout", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--out", "-"}, 2,
-         {"--out", "expected a file path"}},
+        {"calibrate raw record to stdout", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--raw", "-"}, 2,
+         {"--raw", "expected a file path"}},
         {"calibrate raw and cluster in one file", nullptr,
          {"calibrate", "--backend", "cpu", "--quick", "--out", "%/c.json", "--raw", "%/c.json"}, 2, {"--raw", "two files"}},
         {"token file is a folder", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--data", "%"}, 2,

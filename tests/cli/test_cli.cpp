@@ -75,3 +75,31 @@ TEST(Cli, HelpHasAnExamplePerSubcommand) {
         EXPECT_NE(r.out.find("Example"), std::string::npos) << cmd << ":\n" << r.out;
     }
 }
+
+// A calibrated profile holds the kernel rates of the device it was measured on: applied to a
+// published run on an A100, validate says so on stderr, naming the device (the cluster file's
+// gpu.name) and the rows' GPU, and still writes the report; a bare profile names no device.
+TEST(Cli, ValidateWarnsWhenAProfileMeetsOtherGpus) {
+    const std::string root = std::string(TESSEL_TEST_DATA_DIR) + "/../..";
+    const json runs = tessel::read_json_file(root + "/configs/validation/published_runs.json");
+    const auto dir = temp_dir("validate-profile");
+    write_text(dir + "/one-run.json", json::array({runs.at(0)}).dump());
+    const json cpu = tessel::read_json_file(root + "/configs/clusters/cpu.json");
+    write_text(dir + "/cpu.json", cpu.dump());
+    write_text(dir + "/bare.json", cpu["profile"].dump());
+    auto r = run_tessel({"validate", dir + "/one-run.json", "--no-cross-validation", "--out", dir + "/v.md",
+                         "--profile", dir + "/cpu.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: --profile " + dir + "/cpu.json was measured on " +
+                         cpu["gpu"]["name"].get<std::string>() + "; it prices 1 row on other GPUs: A100-SXM4-80GB (1)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/v.md"));
+    r = run_tessel({"validate", dir + "/one-run.json", "--no-cross-validation", "--out", dir + "/v.md", "--profile",
+                    dir + "/bare.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("measured on a device it does not name"), std::string::npos) << r.err;
+    r = run_tessel({"validate", dir + "/one-run.json", "--no-cross-validation", "--out", dir + "/v.md"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}

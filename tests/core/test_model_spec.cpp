@@ -8,6 +8,7 @@
 #include "core/json_io.h"
 #include "core/model_spec.h"
 #include "core/presets.h"
+#include "tests/input_error_message.h"
 
 using namespace tessel;
 
@@ -192,6 +193,46 @@ TEST(ModelSpec, RopeScalingReadAndKept) {
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("rope_scaling_factor"), std::string::npos) << e.what();
     }
+}
+
+TEST(ModelSpec, Llama3RopeBandsReadKeptAndChecked) {
+    // Llama 3.1 8B's config.json: low_freq_factor 1, high_freq_factor 4, original context 8192.
+    const ModelSpec llama31 = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3.1-8b-config.json");
+    EXPECT_EQ(llama31.rope_scaling_low_freq_factor, 1.0);
+    EXPECT_EQ(llama31.rope_scaling_high_freq_factor, 4.0);
+    EXPECT_EQ(llama31.rope_scaling_original_context, 8192.0);
+    // Other bands survive the native file both ways.
+    const std::string shape = R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+        "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, )";
+    const ModelSpec other = parse_model(json::parse(shape + R"("rope_scaling": {"rope_type": "llama3", "factor": 32,
+        "low_freq_factor": 2, "high_freq_factor": 8, "original_max_position_embeddings": 4096}})"), "c.json");
+    EXPECT_EQ(other.rope_scaling_low_freq_factor, 2.0);
+    EXPECT_EQ(other.rope_scaling_high_freq_factor, 8.0);
+    EXPECT_EQ(other.rope_scaling_original_context, 4096.0);
+    const ModelSpec back = parse_model(to_json(other), "back.json");
+    EXPECT_EQ(back.rope_scaling_low_freq_factor, 2.0);
+    EXPECT_EQ(back.rope_scaling_high_freq_factor, 8.0);
+    EXPECT_EQ(back.rope_scaling_original_context, 4096.0);
+    // Bands that do not nest (the blend divides by high - low) name their key; so do band keys
+    // beside another kind, and a factor that is not positive.
+    const std::string native = R"({"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100,
+        "position_embedding": "rope", )";
+    EXPECT_NE(tessel::test::message_of([&] {
+                  parse_model(json::parse(shape + R"("rope_scaling": {"rope_type": "llama3", "factor": 8,
+                      "low_freq_factor": 4, "high_freq_factor": 4}})"), "c.json");
+              }).find("rope_scaling.high_freq_factor"), std::string::npos);
+    EXPECT_NE(tessel::test::message_of([&] {
+                  parse_model(json::parse(native + R"("rope_scaling_type": "linear", "rope_scaling_factor": 2,
+                      "rope_scaling_low_freq_factor": 1})"), "t.json");
+              }).find("rope_scaling_low_freq_factor"), std::string::npos);
+    EXPECT_NE(tessel::test::message_of([&] {
+                  parse_model(json::parse(native + R"("rope_scaling_type": "llama3", "rope_scaling_factor": 0})"),
+                              "t.json");
+              }).find("rope_scaling_factor"), std::string::npos);
+    EXPECT_NE(tessel::test::message_of([&] {
+                  parse_model(json::parse(native + R"("rope_scaling_type": "llama3", "rope_scaling_factor": 8,
+                      "rope_scaling_original_context": 0})"), "t.json");
+              }).find("rope_scaling_original_context"), std::string::npos);
 }
 
 TEST(ModelSpec, SlidingWindowsRead) {

@@ -1,7 +1,9 @@
 # expect_run.cmake: runs one command and checks how it ended, for tests that need more than an
 # exit status of 0 (a job that must fail fast, a JSON that must be complete).
 #   cmake -DCOMMAND="a;b;c" -DEXPECT_EXIT=<0|2|nonzero> [-DEXPECT_OUTPUT=regex] [-DMAX_SECONDS=n]
-#         [-DJSON_FILE=path -DJSON_KEYS="k1;k2"] [-DEXPECT_NO_FILE=path] [-DSKIP_IF_GPU=1] -P expect_run.cmake
+#         [-DJSON_FILE=path -DJSON_KEYS="k1;k2"] [-DSTDOUT_JSON_KEYS="k1;k2"] [-DEXPECT_NO_FILE=path]
+#         [-DSKIP_IF_GPU=1] -P expect_run.cmake
+# STDOUT_JSON_KEYS: stdout alone must be one JSON document with these keys (nothing else printed there).
 # EXPECT_NO_FILE: a path the command must not leave behind (it is removed first).
 # SKIP_IF_GPU: a test of what happens without a GPU prints "SKIPPED: a GPU is present" and passes
 # through the test's SKIP_REGULAR_EXPRESSION where nvidia-smi lists one.
@@ -53,4 +55,13 @@ if(DEFINED JSON_FILE)
     endif()
   endforeach()
   message("${JSON_FILE}: keys ${JSON_KEYS} present")
+endif()
+if(DEFINED STDOUT_JSON_KEYS)
+  foreach(key ${STDOUT_JSON_KEYS})
+    string(JSON value ERROR_VARIABLE missing GET "${out}" ${key})
+    if(missing)
+      message(FATAL_ERROR "stdout: no key '${key}' (${missing})")
+    endif()
+  endforeach()
+  message("stdout: one JSON document with keys ${STDOUT_JSON_KEYS}")
 endif()

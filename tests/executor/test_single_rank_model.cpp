@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/presets.h"
 #include "executor/model_chunk.h"
+#include "executor/rotary.h"
 #include "executor/timed_backend.h"
 #include "executor/token_data.h"
 #include "executor/trainer.h"
@@ -242,6 +243,41 @@ TEST(SingleRankModel, LayersTheExecutorLacksAreRefused) {
             EXPECT_NE(s.find("model/config.json"), std::string::npos) << s;
             EXPECT_NE(s.find(key), std::string::npos) << s;
         }
+    }
+}
+
+// Llama 3.1's RoPE scaling reaches the kernels: with a pretraining context so long that every
+// wavelength (at most 2 pi theta) lies in the kept band, the run is the unscaled one bit for bit;
+// with an 8-token context, whose bands scale nearly every pair, the losses move. Scalings the
+// kernels lack (YaRN also rescales the attention) are refused, naming the key.
+TEST(SingleRankModel, RopeScalingReachesTheKernels) {
+    const RunResult plain = train(tiny_run("tiny-llama", Recompute::none), make_self_communicator());
+    TrainOptions kept = tiny_run("tiny-llama", Recompute::none);
+    kept.model.rope_scaling_type = "llama3";
+    kept.model.rope_scaling_factor = 8;
+    kept.model.rope_scaling_original_context = 1e9;
+    EXPECT_EQ(train(kept, make_self_communicator()).losses, plain.losses);
+    TrainOptions scaled = kept;
+    scaled.model.rope_scaling_original_context = 8;
+    EXPECT_NE(train(scaled, make_self_communicator()).losses, plain.losses);
+    TrainOptions linear = tiny_run("tiny-llama", Recompute::none);
+    linear.model.rope_scaling_type = "linear";
+    linear.model.rope_scaling_factor = 4;
+    EXPECT_NE(train(linear, make_self_communicator()).losses, plain.losses);
+    EXPECT_EQ(rope_frequencies(linear.model).scaling, RopeScaling::linear);
+    EXPECT_EQ(rope_frequencies(linear.model).factor, 4.0);
+
+    ModelSpec yarn = load_model("tiny-llama");
+    yarn.rope_scaling_type = "yarn";
+    yarn.rope_scaling_factor = 4;
+    try {
+        check_model_executable(yarn, "model/config.json");
+        FAIL() << "yarn";
+    } catch (const InputError& e) {
+        const std::string s = e.what();
+        EXPECT_NE(s.find("model/config.json"), std::string::npos) << s;
+        EXPECT_NE(s.find("rope_scaling_type"), std::string::npos) << s;
+        EXPECT_NE(s.find("yarn"), std::string::npos) << s;
     }
 }
 

@@ -161,8 +161,8 @@ TEST(CudaBackend, GpuAttentionRopeActivations) {
   const std::size_t nq = std::size_t(B) * T * H * D, nkv = std::size_t(B) * T * KH * D;
   auto q = t.make(rand_vec(nq, 20)), k = t.make(rand_vec(nkv, 21)), v = t.make(rand_vec(nkv, 22));
   t.run([&](Backend& be, bool g) {
-    be.rope_forward_inplace(q.at(g), B, T, H, D, 10000.0f, 3);
-    be.rope_forward_inplace(k.at(g), B, T, KH, D, 10000.0f, 3);
+    be.rope_forward_inplace(q.at(g), B, T, H, D, RopeFrequencies{10000.0}, 3);
+    be.rope_forward_inplace(k.at(g), B, T, KH, D, RopeFrequencies{10000.0}, 3);
   });
   EXPECT_TRUE(t.same(q));
   auto out = t.zeros(nq), lse = t.zeros(std::size_t(B) * H * T);
@@ -172,7 +172,7 @@ TEST(CudaBackend, GpuAttentionRopeActivations) {
     be.attention_forward(out.at(g), lse.at(g), q.at(g), k.at(g), v.at(g), B, T, H, KH, D);
     be.attention_backward(dq.at(g), dk.at(g), dv.at(g), dout.at(g), q.at(g), k.at(g), v.at(g),
                           out.at(g), lse.at(g), B, T, H, KH, D);
-    be.rope_backward_inplace(dq.at(g), B, T, H, D, 10000.0f, 3);
+    be.rope_backward_inplace(dq.at(g), B, T, H, D, RopeFrequencies{10000.0}, 3);
   });
   EXPECT_TRUE(t.same(out, 2e-5, 1e-4));
   EXPECT_TRUE(t.same(lse, 1e-4));

@@ -570,6 +570,11 @@ TEST(ExportMegatron, RopeScalingFlags) {
         return all;
     };
     EXPECT_NE(text_and_notes(m).find("--use-rope-scaling --rope-scaling-factor 8"), std::string::npos) << text_and_notes(m);
+    EXPECT_EQ(text_and_notes(m).find("frequency bands"), std::string::npos);  // Llama 3.1's own: no note
+    ModelSpec other_bands = m;
+    other_bands.rope_scaling_original_context = 4096;
+    EXPECT_NE(text_and_notes(other_bands).find("this model's are 1 and 4 over 4096"), std::string::npos)
+        << text_and_notes(other_bands);
     m.rope_scaling_type = "linear";
     m.rope_scaling_factor = 4;
     check_megatron(m, p);
