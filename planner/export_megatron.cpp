@@ -166,6 +166,19 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
         e.notes.push_back(fmt::format("RoPE scaling \"{}\" (factor {:g}) has no launch flag here: Megatron-LM builds "
                                       "plain RoPE unless its model code applies the scaling",
                                       m.rope_scaling_type, m.rope_scaling_factor));
+    // pretrain_gpt.py's builder (gpt_builders.py, Megatron-LM core_v0.13 to core_v0.19) hands GPTModel
+    // rope_scaling=args.use_rope_scaling alone: GPTModel's rope_scaling_factor keeps its default 8
+    // and its seq_len_interpolation_factor None, whatever the two flags say.
+    if (m.rope_scaling_type == "llama3" && m.rope_scaling_factor != 8.0)
+        e.notes.push_back(fmt::format("pretrain_gpt.py builds GPTModel from --use-rope-scaling alone (gpt_builders.py), so "
+                                      "the RoPE scaling factor stays its default 8, not this model's {:g}: pass "
+                                      "rope_scaling_factor in the model builder",
+                                      m.rope_scaling_factor));
+    if (m.rope_scaling_type == "linear" && !rope_scaling.empty())
+        e.notes.push_back(fmt::format("pretrain_gpt.py builds GPTModel without seq_len_interpolation_factor "
+                                      "(gpt_builders.py): --rotary-seq-len-interpolation-factor {:g} takes effect only "
+                                      "where the model builder passes it",
+                                      m.rope_scaling_factor));
     if (m.rope_scaling_type == "llama3" &&
         (m.rope_scaling_low_freq_factor != 1.0 || m.rope_scaling_high_freq_factor != 4.0 ||
          m.rope_scaling_original_context != 8192.0))

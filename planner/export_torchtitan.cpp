@@ -129,6 +129,18 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
         e.notes.push_back(fmt::format("torchtitan defines model shapes in code: register a flavor with {} layers, hidden "
                                       "{}, {} heads ({} KV), FFN {} and set model.name / model.flavor",
                                       m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.ffn_hidden_size));
+    // torchtitan v0.2.x's Llama 3 model applies RoPEScalingArgs (factor 8, bands 1 and 4 over 8192
+    // positions) in precompute_freqs_cis to every flavor, and no TOML key reaches it.
+    const bool llama31_rope = m.rope_scaling_type == "llama3" && m.rope_scaling_factor == 8.0 &&
+                              m.rope_scaling_low_freq_factor == 1.0 && m.rope_scaling_high_freq_factor == 4.0 &&
+                              m.rope_scaling_original_context == 8192.0;
+    if (m.position_embedding == PositionEmbedding::rope && !llama31_rope)
+        e.notes.push_back(fmt::format(
+            "torchtitan v0.2.x's llama3 model rotates every flavor with Llama 3.1's RoPE scaling (factor 8, bands 1 and 4 "
+            "over 8192 positions; RoPEScalingArgs in model/args.py, which the TOML cannot set), where this model has {}: "
+            "set the flavor's rope_scaling_args to match (the step's cost is the same)",
+            m.rope_scaling_type.empty() ? std::string("none")
+                                        : fmt::format("{} factor {:g}", m.rope_scaling_type, m.rope_scaling_factor)));
     if (m.rotary_percent < 1.0 || m.parallel_residual)
         e.notes.push_back("torchtitan's Llama model rotates every head dimension and runs attention and MLP in sequence; "
                           "this model's partial rotary or parallel residual needs its own model code");

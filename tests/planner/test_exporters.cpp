@@ -455,8 +455,12 @@ void check_torchtitan(const ModelSpec& m, const Plan& p, TorchtitanFormat format
     // Precision: torchtitan's mixed_precision_param is "bfloat16" | "float32" (config-formats.md
     // §B3); fp8 GEMMs keep bf16 parameters.
     const std::string param = v["training.mixed_precision_param"];
-    if (p.precision == Precision::fp32) EXPECT_EQ(param, "float32");
-    if (p.precision == Precision::bf16 || p.precision == Precision::fp8) EXPECT_EQ(param, "bfloat16");
+    if (p.precision == Precision::fp32) {
+        EXPECT_EQ(param, "float32");
+    }
+    if (p.precision == Precision::bf16 || p.precision == Precision::fp8) {
+        EXPECT_EQ(param, "bfloat16");
+    }
     // Recompute: torchtitan's activation_checkpoint.mode names the same three modes.
     const std::string expected_mode =
         p.recompute == Recompute::none ? "none" : p.recompute == Recompute::selective ? "selective" : "full";
@@ -575,8 +579,16 @@ TEST(ExportMegatron, RopeScalingFlags) {
     other_bands.rope_scaling_original_context = 4096;
     EXPECT_NE(text_and_notes(other_bands).find("this model's are 1 and 4 over 4096"), std::string::npos)
         << text_and_notes(other_bands);
+    // pretrain_gpt.py's builder passes --use-rope-scaling alone: a factor other than GPTModel's
+    // default 8 (Llama 3.2's 32) is noted, and so is linear interpolation.
+    EXPECT_EQ(text_and_notes(m).find("gpt_builders.py"), std::string::npos);
+    ModelSpec llama32 = m;
+    llama32.rope_scaling_factor = 32;
+    EXPECT_NE(text_and_notes(llama32).find("stays its default 8, not this model's 32"), std::string::npos)
+        << text_and_notes(llama32);
     m.rope_scaling_type = "linear";
     m.rope_scaling_factor = 4;
+    EXPECT_NE(text_and_notes(m).find("without seq_len_interpolation_factor"), std::string::npos);
     check_megatron(m, p);
     EXPECT_NE(text_and_notes(m).find("--rotary-seq-len-interpolation-factor 4"), std::string::npos);
     EXPECT_EQ(text_and_notes(m).find("--use-rope-scaling"), std::string::npos);
@@ -853,6 +865,24 @@ TEST(ExportTorchtitan, NotesWhatItCannotExpress) {
     EXPECT_NE(notes_of(partial).find("recomputes 3 per chunk"), std::string::npos) << notes_of(partial);
     partial.recompute_layers = 0;
     EXPECT_EQ(notes_of(partial).find("per chunk"), std::string::npos) << notes_of(partial);
+}
+
+TEST(ExportTorchtitan, NotesRopeOtherThanLlama31s) {
+    // torchtitan v0.2.x rotates every llama3 flavor with Llama 3.1's scaling (RoPEScalingArgs: 8, 1,
+    // 4, 8192): Llama 3.1's config needs no note, Llama 3's plain RoPE and Llama 3.2's factor 32 do.
+    const ClusterSpec c = load_cluster("dgx-h100");
+    const Plan p = make_plan(1, 1, 8, 1, 1, 64, 8192, 1, 0);
+    auto rope_note = [&](const ModelSpec& m) {
+        for (const auto& n : export_torchtitan(m, winner(p), c, TorchtitanFormat::toml).notes)
+            if (n.find("RoPEScalingArgs") != std::string::npos) return n;
+        return std::string();
+    };
+    ModelSpec llama31 = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3.1-8b-config.json");
+    EXPECT_EQ(rope_note(llama31), "");
+    EXPECT_NE(rope_note(load_model("llama3-8b")).find("where this model has none"), std::string::npos)
+        << rope_note(load_model("llama3-8b"));
+    llama31.rope_scaling_factor = 32;
+    EXPECT_NE(rope_note(llama31).find("llama3 factor 32"), std::string::npos) << rope_note(llama31);
 }
 
 TEST(ExportTorchtitan, NotesBf16WithoutFsdpTrainsInFp32) {
