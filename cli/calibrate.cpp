@@ -102,8 +102,9 @@ void add_calibrate(CLI::App& app) {
         "(all-reduce, all-gather, reduce-scatter, send/recv) are measured between them; one rank alone measures\n"
         "compute only. The profile's efficiencies are fitted so that the simulator reproduces the measured times.");
     cmd->add_option("--backend", args->backend, "cpu | cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-    cmd->add_option("--out", args->out, "cluster JSON to write (atomically); default or -: stdout, the report going to stderr");
-    cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)");
+    cmd->add_option("--out", args->out, "cluster JSON to write (atomically); default or -: stdout, the report going to stderr")
+        ->check(output_path());
+    cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)")->check(output_path());
     cmd->add_flag("--quick", args->quick, "a few seconds of measurement (tests; not a calibration)");
     cmd->add_option("--name", args->name, "the cluster's name (default cpu)")
         ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("expected a non-empty name") : std::string(); },

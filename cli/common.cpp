@@ -106,8 +106,18 @@ Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
     if (!j.contains("precision") && precision_default) j["precision"] = *precision_default;
     if (f.virtual_stages && *f.virtual_stages > 1 && !f.schedule) j["schedule"] = "interleaved";
     if (const auto dp = dp_filling(f, world_size)) j["dp"] = *dp;
+    const bool batch_defaulted = !j.contains("global_batch_size");
     Plan p = parse_plan(j, origin);
-    validate_plan(p, m, world_size, origin);
+    try {
+        validate_plan(p, m, world_size, origin);
+    } catch (const InputError& e) {
+        // A batch nobody gave must not read as the user's mistake alone.
+        const std::string what = e.what();
+        if (!batch_defaulted || what.find("'global_batch_size'") == std::string::npos) throw;
+        throw InputError(what + fmt::format(" (not given: it defaults to dp*microbatch_size = {}, one microbatch per "
+                                            "data-parallel rank; set it with --global-batch-size)",
+                                            p.global_batch_size));
+    }
     return p;
 }
 
@@ -192,6 +202,15 @@ std::FILE* check_outputs(FlagPaths outputs, FlagPaths inputs) {
     if (count > 1)
         throw InputError(fmt::format("{}: only one of them can go to stdout; give the other a file", on_stdout));
     return count ? stderr : stdout;
+}
+
+CLI::Validator output_path() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            return text.empty() ? "expected a file path ('-' for stdout where the flag takes it), got an empty string"
+                                : std::string();
+        },
+        "PATH");
 }
 
 CLI::Validator finite_range(double lo, double hi) {

@@ -31,6 +31,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& flags, bool plan_required);
 
 // A finite number in [lo, hi]: CLI::Range lets NaN through (every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
+// An output path that is not empty: an unset shell variable (--json "$OUT") must not read as success.
+CLI::Validator output_path();
 // Without a plan file or --dp, the DP size that fills world_size GPUs or ranks with the flags' TP,
 // PP and CP (none where they do not divide it, or world_size is 0).
 std::optional<int> dp_filling(const PlanFlags& flags, int world_size);

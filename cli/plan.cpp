@@ -298,7 +298,8 @@ void add_plan(CLI::App& app) {
     cmd->add_option("--memory-headroom", a->memory_headroom, "fraction of GPU memory kept free (default 0.10)")
         ->check(finite_range(0.0, 0.9));
     cmd->add_option("--top", a->top, "plans to show (default 5)")->check(CLI::Range(1, 1000));
-    cmd->add_option("--json", a->json_file, "write the ranked plans as JSON ('-' for stdout)");
+    cmd->add_option("--json", a->json_file, "write the ranked plans as JSON ('-' for stdout)")
+        ->check(output_path());
     cmd->add_option("--emit", a->emit, "write the winner as a megatron | deepspeed | torchtitan config on stdout "
                                        "(the search keeps to what that framework runs)")
         ->check(CLI::IsMember({"megatron", "deepspeed", "torchtitan"}));

@@ -30,7 +30,7 @@ void add_report(CLI::App& app) {
     cmd->add_option("--simulated", args->files.simulated, "simulation result JSON (tessel simulate --json)")->required();
     cmd->add_option("--measured", args->files.measured, "measured-run JSON (tessel run --out)");
     cmd->add_option("--plan-result", args->files.plan_result, "plan result JSON (tessel plan --json)");
-    cmd->add_option("--out", args->out, "the HTML file to write ('-' for stdout)")->required();
+    cmd->add_option("--out", args->out, "the HTML file to write ('-' for stdout)")->required()->check(output_path());
     cmd->callback([args] {
         check_output_file("--out", args->out,
                           {{"--simulated", args->files.simulated}, {"--measured", args->files.measured},

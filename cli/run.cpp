@@ -178,7 +178,7 @@ void add_run(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
     cmd->add_option("--steps", args->steps, "optimizer steps (default 10)")->check(CLI::Range(1, 1000000));
     cmd->add_option("--data", args->data, "token file: flat uint16 ids (default: synthetic stream)");
-    cmd->add_option("--out", args->out, "measured-run JSON (written by rank 0, atomically)");
+    cmd->add_option("--out", args->out, "measured-run JSON (written by rank 0, atomically)")->check(output_path());
     cmd->add_option("--seed", args->seed, "seed of the initial weights and the synthetic data (default 1234)");
     cmd->add_option("--cluster", args->cluster, "cluster preset or file whose peak MFU is measured against");
     cmd->add_flag("--kernel-times", args->kernel_times,

@@ -60,6 +60,8 @@ void print_table(const SimulationResult& r, std::FILE* out) {
     fmt::print(out, "tokens/s         {:>10.0f}   ({:.0f} per GPU)\n", r.tokens_per_s, r.tokens_per_s / r.num_gpus);
     fmt::print(out, "MFU / HFU        {:>9.1f}% / {:.1f}%   ({:.1f} / {:.1f} TFLOP/s per GPU)\n", 100 * r.mfu, 100 * r.hfu,
                r.model_tflops_per_gpu, r.hardware_tflops_per_gpu);
+    fmt::print(out, "                 (model FLOPs per token: 6 x matmul weights, LM head included, + 12 L (a d) s "
+               "for attention's whole square, as Narayanan et al. 2021 count; HFU adds recomputation)\n");
     fmt::print(out, "time on pipeline rank {} (the last to finish):\n", r.critical_rank);
     auto row = [&](const char* name, double s) {
         fmt::print(out, "  {:<26} {:>10.4f} s  {:>5.1f}%\n", name, s, r.step_time_s > 0 ? 100 * s / r.step_time_s : 0.0);
@@ -100,6 +102,8 @@ void run_simulate(const SimulateArgs& a) {
     // options plan --emit simulated it with; the stack flags given then override them. Without one
     // every flag takes its value, given or default.
     const std::string framework = a.framework.value_or(p.framework);
+    // Kept in the plan, so that the result JSON's plan (or a plan file made from it) prices the same stack.
+    if (!framework.empty()) p.framework = to_string(parse_framework(framework));
     SimulateOptions o = framework.empty() ? SimulateOptions{} : simulate_options_for(parse_framework(framework), p.precision);
     auto given = [&](const char* flag) { return framework.empty() || a.given.count(flag) > 0; };
     o.record_trace = !a.trace_file.empty();
@@ -149,8 +153,10 @@ void add_simulate(CLI::App& app) {
     cmd->add_option("--gpus-per-node", args->gpus_per_node,
                     "GPUs the job takes of each node or NVLink domain (e.g. 64 of a GB200 NVL72 rack; default: all)");
     add_plan_flags(*cmd, args->plan, false);
-    cmd->add_option("--trace", args->trace_file, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
-    cmd->add_option("--json", args->json_file, "write the simulation result as JSON ('-' for stdout)");
+    cmd->add_option("--trace", args->trace_file, "write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
+        ->check(output_path());
+    cmd->add_option("--json", args->json_file, "write the simulation result as JSON ('-' for stdout)")
+        ->check(output_path());
     cmd->add_option("--memory-headroom", args->memory_headroom, "fraction of GPU memory kept free when judging fit")
         ->check(finite_range(0.0, 0.9));
     cmd->add_option("--attention", args->attention,

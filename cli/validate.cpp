@@ -102,7 +102,7 @@ void add_validate(CLI::App& app) {
     cmd->footer("Example: tessel validate --out reports/validation.md   (default runs: the built-in published set)");
     cmd->add_option("runs", args->runs, "published runs JSON (default: configs/validation/published_runs.json, built in)");
     cmd->add_option("--out", args->out, "Markdown report path ('-' for stdout)");
-    cmd->add_option("--json", args->json_file, "also write the rows and summary as JSON");
+    cmd->add_option("--json", args->json_file, "also write the rows and summary as JSON")->check(output_path());
     cmd->add_option("--profile", args->profile_file,
                     "a hardware profile (or a cluster JSON with one) applied to every run's cluster");
     cmd->add_flag("!--no-cross-validation", args->cross_validation,

@@ -28,38 +28,11 @@ SimulationResult resimulate_with_trace(const json& sim, const std::string& file)
 
 namespace {
 
-// Sub-streams of one pipeline stage, top to bottom.
-int stream_order(const std::string& stream) {
-    if (stream.empty()) return 0;
-    if (stream == "tp comm") return 1;
-    if (stream == "p2p forward") return 2;
-    if (stream == "p2p backward") return 3;
-    if (stream == "dp comm") return 4;
-    return 5;
-}
-
 struct Row {
     std::string track, label;
     bool compute = false;
     double y = 0, height = 0;
 };
-
-// "pp stage 3 / tp comm" -> (3, "tp comm"); tracks of another shape sort after the stages.
-std::tuple<int, int, std::string> track_key(const std::string& track) {
-    int stage = 1 << 30;
-    std::string stream;
-    if (track.rfind("pp stage ", 0) == 0) {
-        const std::size_t slash = track.find(" / ");
-        try {
-            stage = std::stoi(track.substr(9, slash == std::string::npos ? std::string::npos : slash - 9));
-        } catch (const std::exception&) {
-        }
-        if (slash != std::string::npos) stream = track.substr(slash + 3);
-    } else {
-        stream = track;
-    }
-    return {stage, stream_order(stream), track};
-}
 
 // CSS classes: "c *" on compute streams, "m *" on communication streams (the tests count them).
 std::string event_class(const TraceEvent& e, bool compute_row) {
@@ -129,7 +102,7 @@ TimelineDrawing draw_timeline(const SimulationResult& r, std::size_t max_rects) 
 
     // Rows in stage order, each stage's compute stream above its communication streams.
     std::map<std::tuple<int, int, std::string>, std::size_t> row_of_key;
-    for (const auto& e : r.trace) row_of_key.emplace(track_key(e.track), 0);
+    for (const auto& e : r.trace) row_of_key.emplace(trace_track_order(e.track), 0);
     std::vector<Row> rows;
     std::map<std::string, std::size_t> row_of_track;
     for (auto& [key, index] : row_of_key) {

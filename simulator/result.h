@@ -1,6 +1,7 @@
 // What a simulation predicts for one plan: the simulation-result JSON of DESIGN.md.
 #pragma once
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/cluster_spec.h"
@@ -26,6 +27,11 @@ struct TraceEvent {
     double start_s = 0;
     double duration_s = 0;
 };
+
+// Where a track sorts on a timeline: pipeline rank by rank ("pp stage 3" before "pp stage 10"), each
+// rank's compute track first, then its streams (tp comm, cp comm, p2p forward, p2p backward, dp
+// comm, others); tracks of another shape after every rank. Shared by the Perfetto trace and report.
+std::tuple<int, int, std::string> trace_track_order(const std::string& track);
 
 struct SimulationResult {
     bool fits = false;

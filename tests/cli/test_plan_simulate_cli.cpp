@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -281,6 +282,69 @@ TEST(SimulateCli, JsonFollowsTheDesignFormatAndTraceHasOneTrackPerStage) {
             if (n.rfind("pp stage", 0) == 0 && n.find('/') == std::string::npos) stage_tracks.insert(n);  // compute tracks; comm tracks are "pp stage N / ..."
         }
     EXPECT_EQ(stage_tracks.size(), 4u);
+    // Tracks are numbered and sort-indexed rank by rank, each rank's compute track first, so viewers
+    // show stage 0's streams under stage 0 (they were numbered as first drawn).
+    std::vector<std::string> by_tid;
+    std::map<int, int> sort_index;
+    bool process_named = false;
+    for (const auto& e : t["traceEvents"]) {
+        if (e.value("ph", "") != "M") continue;
+        if (e["name"] == "process_name") process_named = true;
+        if (e["name"] == "thread_sort_index") sort_index[e["tid"].get<int>()] = e["args"]["sort_index"].get<int>();
+        if (e["name"] != "thread_name") continue;
+        const int tid = e["tid"].get<int>();
+        if (int(by_tid.size()) <= tid) by_tid.resize(tid + 1);
+        by_tid[tid] = e["args"]["name"].get<std::string>();
+    }
+    EXPECT_TRUE(process_named);
+    ASSERT_GT(by_tid.size(), 8u);
+    EXPECT_EQ(by_tid[0], "pp stage 0");
+    int last_stage = 0;
+    for (std::size_t tid = 0; tid < by_tid.size(); ++tid) {
+        EXPECT_EQ(sort_index[int(tid)], int(tid));
+        if (by_tid[tid].rfind("pp stage ", 0) != 0) continue;
+        const int stage = std::stoi(by_tid[tid].substr(9));
+        EXPECT_GE(stage, last_stage) << by_tid[tid];
+        if (stage != last_stage) EXPECT_EQ(by_tid[tid], "pp stage " + std::to_string(stage));  // compute track first
+        last_stage = stage;
+    }
+    EXPECT_EQ(last_stage, 3);
+}
+
+// The result JSON's plan names the framework it was priced as, so that a plan file made from it
+// prices the same stack; an empty output path is refused, not read as "no output".
+TEST(SimulateCli, ResultKeepsTheFrameworkAndRefusesEmptyPaths) {
+    auto dir = temp_dir("simulate_framework");
+    const std::vector<std::string> base = {"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                                           "--tp", "2", "--pp", "4", "--global-batch-size", "64"};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return run_tessel(args);
+    };
+    auto r = with({"--framework", "deepspeed", "--json", dir + "/ds.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json ds = read(dir + "/ds.json");
+    EXPECT_EQ(ds["plan"]["framework"], "deepspeed");
+    std::ofstream(dir + "/plan.json") << ds["plan"].dump();
+    r = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--plan", dir + "/plan.json", "--json",
+                    dir + "/again.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_DOUBLE_EQ(read(dir + "/again.json")["step_time_s"].get<double>(), ds["step_time_s"].get<double>());
+    r = with({"--json", dir + "/plain.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_FALSE(read(dir + "/plain.json")["plan"].contains("framework"));
+    for (const char* flag : {"--json", "--trace"}) {
+        r = with({flag, ""});
+        EXPECT_EQ(r.exit_code, 2) << flag;
+        EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("empty"), std::string::npos) << r.err;
+    }
+    // A defaulted global batch that does not divide is named as the default it is.
+    r = run_tessel({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--tp", "2", "--pp", "4",
+                    "--virtual-stages", "2"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("not given: it defaults to dp*microbatch_size"), std::string::npos) << r.err;
 }
 
 TEST(SimulateCli, PlanFileWithoutPrecisionTakesOneTheClusterHas) {
