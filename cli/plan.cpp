@@ -61,7 +61,8 @@ double parse_count(const std::string& text, const char* flag) {
     else if (suffix == "T" || suffix == "t") v *= 1e12;
     else if (!suffix.empty())
         throw InputError(fmt::format("{}: expected a number with an optional K, M, B or T suffix, got \"{}\"", flag, text));
-    if (!(v > 0) || !std::isfinite(v)) throw InputError(fmt::format("{}: expected a positive count, got \"{}\"", flag, text));
+    if (!(v >= 1) || !std::isfinite(v))
+        throw InputError(fmt::format("{}: expected a count of at least 1, got \"{}\"", flag, text));
     return v;
 }
 
@@ -92,9 +93,11 @@ std::function<void(const SearchProgress&)> progress_line() {
 void print_budget(Printer& pr, const TrainingBudget& b, int gpus, const ClusterSpec& c, const char* origin) {
     // Under a day in hours: a short run printed "0.0 days".
     const std::string duration = b.days >= 1 ? fmt::format("{:.1f} days", b.days) : fmt::format("{:.2g} hours", b.days * 24);
-    pr.line("budget ({}): {} tokens = {:.0f} steps; {} on {} GPUs; {:.0f} GPU-hours; cost {}", origin,
-            human_count(b.tokens), b.steps, duration, gpus, b.gpu_hours,
-            c.price_per_gpu_hour > 0 ? fmt::format("${:.0f} at ${:.2f}/GPU-hour", b.cost, c.price_per_gpu_hour)
+    // Three significant figures below 1000: a short run's "0 GPU-hours; cost $1" read as free.
+    auto amount = [](double x) { return x >= 1000 ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x); };
+    pr.line("budget ({}): {} tokens = {:.0f} steps; {} on {} GPUs; {} GPU-hours; cost {}", origin,
+            human_count(b.tokens), b.steps, duration, gpus, amount(b.gpu_hours),
+            c.price_per_gpu_hour > 0 ? fmt::format("${} at ${:.2f}/GPU-hour", amount(b.cost), c.price_per_gpu_hour)
                                      : std::string("unknown (the cluster has no price_per_gpu_hour)"));
 }
 
@@ -180,10 +183,11 @@ void run_plan(const PlanArgs& a) {
                 human_count(bp.approach3.tokens));
         const auto pc = count_parameters(m);
         pr.line("model chosen: {} — Llama-3 style, {} layers, hidden {}, {} heads ({} KV, head dim {}), FFN {} (SwiGLU), "
-                "vocab {}, sequence {}: {} parameters (width/depth {:.0f}, near Llama's 128)",
+                "vocab {}, sequence {}: {} parameters (width/depth {:.0f}; Llama 3's is 128)",
                 m.name, m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, m.ffn_hidden_size,
                 m.vocab_size, m.seq_length, human_count(double(pc.total)), double(m.hidden_size) / m.num_layers);
-        pr.line("predicted loss L(N, D) = {:.3f} (Hoffmann et al. 2022 Approach 3 fit)",
+        pr.line("predicted loss L(N, D) = {:.3f} nats per token (Hoffmann et al. 2022 Approach 3 fit: MassiveText under "
+                "Chinchilla's tokenizer, a guide to scale, not this model's loss on your data)",
                 chinchilla_loss(double(pc.total), bp.budget.tokens));
         budget = bp.budget;
         budget_origin = "Chinchilla tokens for the chosen model";
@@ -284,8 +288,14 @@ void add_plan(CLI::App& app) {
     cmd->add_option("--seq", a->seq, "sequence length (default: the model's)");
     auto* tokens = cmd->add_option("--tokens", a->tokens, "train on T tokens: steps, days, GPU-hours, cost (e.g. 1.4T)");
     auto* chin = cmd->add_flag("--chinchilla", a->chinchilla, "train on 20 tokens per parameter (Hoffmann et al. 2022)");
-    auto* days = cmd->add_option("--days", a->days, "size a compute-optimal model for D days on the cluster, and plan it");
-    auto* hours = cmd->add_option("--gpu-hours", a->gpu_hours, "size a compute-optimal model for H GPU-hours, and plan it");
+    // CLI11 reads an empty value of an optional number as not given: "--days $D" with D unset must not plan without a budget.
+    const CLI::Validator given_number(
+        [](std::string& text) { return text.empty() ? std::string("expected a positive number, got an empty string") : ""; },
+        "NUMBER");
+    auto* days = cmd->add_option("--days", a->days, "size a compute-optimal model for D days on the cluster (--objective "
+                                 "time), and plan it")->check(given_number);
+    auto* hours = cmd->add_option("--gpu-hours", a->gpu_hours, "size a compute-optimal model for H GPU-hours, and plan it")
+                      ->check(given_number);
     tokens->excludes(chin)->excludes(days)->excludes(hours);
     chin->excludes(days)->excludes(hours);
     days->excludes(hours);

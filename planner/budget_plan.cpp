@@ -14,6 +14,17 @@ namespace tessel {
 BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int global_batch_size, int seq_length,
                            const SearchOptions& o, std::optional<Precision> requested) {
     if ((b.days > 0) == (b.gpu_hours > 0)) throw InputError("budget: give exactly one of --days and --gpu-hours, positive");
+    // The budget's compute is what the winning plan does with it. D days are spent in full only by
+    // the fastest plan on the cluster (another objective's winner may leave most GPUs idle: a 13B
+    // model on 16 of 1024 GPUs for 30 days); GPU-hours by the plan with the most tokens per GPU-hour,
+    // which the time and tokens-per-dollar objectives choose, not the memory one.
+    if (b.days > 0 && o.objective != Objective::time)
+        throw InputError(fmt::format("--objective {}: --days sizes a model for the whole cluster's days, which only "
+                                     "--objective time spends; give --gpu-hours with --objective tokens-per-dollar",
+                                     to_string(o.objective)));
+    if (b.gpu_hours > 0 && o.objective == Objective::memory)
+        throw InputError("--objective memory: --gpu-hours sizes a model for the tokens the budget buys, which the "
+                         "least-memory plan does not maximise; give --objective time or tokens-per-dollar");
     const double gpus = c.num_gpus();
     // The wall-clock seconds the budget buys on `world` GPUs: the days whatever the GPU count, or
     // the GPU-hours spread over the GPUs the plan uses (the tokens-per-dollar objective may use

@@ -187,6 +187,17 @@ std::vector<BadInput> cases() {
         {"NaN plan headroom", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--memory-headroom", "nan"}, 2,
          {"--memory-headroom"}},
         {"infinite days", nullptr, {"plan", "--gpus", "8", "--days", "inf"}, 2, {"--days", "positive number"}},
+        // An unset shell variable: planned without a budget before.
+        {"empty days", nullptr, {"plan", "--gpus", "8", "--days", ""}, 2, {"--days", "empty"}},
+        {"empty GPU-hours", nullptr, {"plan", "--gpus", "8", "--gpu-hours", ""}, 2, {"--gpu-hours", "empty"}},
+        {"fewer tokens than one", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--tokens", "0.5"}, 2,
+         {"--tokens", "at least 1"}},
+        // Another objective's winner may leave most of the cluster idle: a 13B model on 16 of 1024 GPUs for 30 days.
+        {"days with the tokens-per-dollar objective", nullptr,
+         {"plan", "--gpus", "64", "--days", "1", "--objective", "tokens-per-dollar"}, 2,
+         {"--objective tokens-per-dollar", "--days", "whole cluster"}},
+        {"GPU-hours with the memory objective", nullptr, {"plan", "--gpus", "64", "--gpu-hours", "1000", "--objective", "memory"}, 2,
+         {"--objective memory", "--gpu-hours"}},
         {"infinite GPU-hours", nullptr, {"plan", "--gpus", "8", "--gpu-hours", "inf"}, 2, {"--gpu-hours"}},
         {"NaN calibrate memory", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--memory-GiB", "nan"}, 2,
          {"--memory-GiB"}},
