@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -41,6 +42,13 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
     // winner's GPU count changes from round to round the plain iteration can swing between two
     // sizes; a next size outside the bracket is replaced by the bracket's geometric middle.
     double lower = 0, upper = std::numeric_limits<double>::infinity();
+    // Each shape tried, by parameter count: its plans, its budget's FLOPs and the optimum they give.
+    struct Tried {
+        ModelSpec model;
+        SearchResult search;
+        double flops = 0, next = 0;
+    };
+    std::map<double, Tried> tried;
     const double smallest_shape = double(count_parameters(llama_style_model(0, seq)).total);
     const double largest_shape = largest_llama_style_parameters(seq);
     for (int round = 0; round < kBudgetRounds; ++round) {
@@ -87,10 +95,27 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
                         : fmt::format("{:.3g} GPU-hours", seconds * win.plan.world_size() / 3600.0),
                 win.plan.world_size()));
         }
+        tried[n] = {out.model, out.search, flops, next};
         if (next > n) lower = std::max(lower, n);
         else upper = std::min(upper, n);
         parameters = next;
         if (lower > 0 && std::isfinite(upper) && (next <= lower || next >= upper)) parameters = std::sqrt(lower * upper);
+        // The bracket holds no shape not yet tried (shapes come in steps): the rounds would repeat. Keep
+        // whichever bracketing shape lies nearer its own optimum, in ratio.
+        const double candidate = double(count_parameters(llama_style_model(parameters, seq)).total);
+        if (lower > 0 && std::isfinite(upper) && tried.count(candidate)) {
+            auto off = [&](double size) { return std::abs(std::log(tried.at(size).next / size)); };
+            const double kept = off(lower) <= off(upper) ? lower : upper;
+            const Tried& t = tried.at(kept);
+            out.model = t.model;
+            out.search = t.search;
+            flops = t.flops;
+            out.rounds.push_back(fmt::format("no shape lies between {:.2f}B and {:.2f}B: kept {} ({:.2f}B), its optimum "
+                                             "{:.2f}B the nearer",
+                                             lower / 1e9, upper / 1e9, t.model.name, kept / 1e9, t.next / 1e9));
+            out.settled = true;
+            break;
+        }
     }
     out.optimal = compute_optimal(flops);
     out.approach3 = compute_optimal_approach3(flops);

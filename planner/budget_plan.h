@@ -34,8 +34,10 @@ struct BudgetPlan {
     SearchResult search;             // the plans for `model`
     TrainingBudget budget;           // training it on optimal.tokens with the winner
     std::vector<std::string> rounds; // one line per sizing round
-    bool settled = false;            // the last round's size moved less than 2%; else the model is the
-                                     // last one tried and its budget may miss the requested one
+    bool settled = false;            // the last round's size moved less than 2%, or no shape lies between
+                                     // the two bracketing the optimum (the one nearer its optimum is kept);
+                                     // else the model is the last one tried and its budget may miss the
+                                     // requested one
 };
 inline constexpr int kBudgetRounds = 10;
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "core/accounting.h"
 #include "core/errors.h"
@@ -166,4 +168,30 @@ TEST(BudgetPlan, ANextSizeRoundingToTheSameShapeSettles) {
     ComputeBudget tiny;
     tiny.gpu_hours = 1;  // its optimum is below the 0.29B shape
     EXPECT_THROW(plan_for_budget(c, tiny, 0, 0, o), InputError);
+}
+
+// Shapes come in steps, so the bracket around the optimum can close on two neighbouring shapes:
+// 90 days on 16,384 H100s bracket it between 653.6B (its optimum 705B) and 658.1B (589B), and
+// their geometric middle rounds back to 653.6B. The rounds used to repeat that shape to the last
+// one and report "did not settle"; no shape may be tried twice, and the nearer one is kept.
+TEST(BudgetPlan, ABracketWithNoUntriedShapeSettlesOnTheNearerEnd) {
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16384);
+    ComputeBudget b;
+    b.days = 90;
+    SearchOptions o;
+    o.top_k = 1;
+    const BudgetPlan p = plan_for_budget(c, b, 0, 0, o);
+    EXPECT_TRUE(p.settled) << p.rounds.back();
+    std::set<std::string> shapes;
+    for (const auto& r : p.rounds) {
+        if (r.rfind("round ", 0) != 0) continue;
+        const std::size_t at = r.find("llama-style-");
+        ASSERT_NE(at, std::string::npos) << r;
+        const std::string shape = r.substr(at, r.find(' ', at) - at);
+        EXPECT_TRUE(shapes.insert(shape).second) << "tried twice: " << shape;
+    }
+    EXPECT_NE(p.rounds.back().find("no shape lies between"), std::string::npos) << p.rounds.back();
+    // The kept shape's Chinchilla tokens take about the days asked (its optimum is within 10%).
+    const double n = double(count_parameters(p.model).total);
+    EXPECT_NEAR(compute_optimal(p.optimal.flops).parameters / n, 1.0, 0.1);
 }
