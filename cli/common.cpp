@@ -204,14 +204,15 @@ std::FILE* check_outputs(FlagPaths outputs, FlagPaths inputs) {
     return count ? stderr : stdout;
 }
 
-CLI::Validator output_path() {
+CLI::Validator non_empty(const std::string& expected, const std::string& type) {
     return CLI::Validator(
-        [](std::string& text) -> std::string {
-            return text.empty() ? "expected a file path ('-' for stdout where the flag takes it), got an empty string"
-                                : std::string();
+        [expected](std::string& text) {
+            return text.empty() ? fmt::format("expected {}, got an empty string", expected) : std::string();
         },
-        "PATH");
+        type);
 }
+
+CLI::Validator output_path() { return non_empty("a file path ('-' for stdout where the flag takes it)", "PATH"); }
 
 CLI::Validator finite_range(double lo, double hi) {
     return CLI::Validator(

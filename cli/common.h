@@ -31,6 +31,9 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& flags, bool plan_required);
 
 // A finite number in [lo, hi]: CLI::Range lets NaN through (every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
+// Refuses an empty value ("expected EXPECTED, got an empty string"): CLI11 takes "--flag $UNSET" as
+// given, and an empty string read as "not given" would silently skip what the flag asked for.
+CLI::Validator non_empty(const std::string& expected, const std::string& type);
 // An output path that is not empty: an unset shell variable (--json "$OUT") must not read as success.
 CLI::Validator output_path();
 // Without a plan file or --dp, the DP size that fills world_size GPUs or ranks with the flags' TP,

@@ -288,10 +288,8 @@ void add_plan(CLI::App& app) {
     cmd->add_option("--seq", a->seq, "sequence length (default: the model's)");
     auto* tokens = cmd->add_option("--tokens", a->tokens, "train on T tokens: steps, days, GPU-hours, cost (e.g. 1.4T)");
     auto* chin = cmd->add_flag("--chinchilla", a->chinchilla, "train on 20 tokens per parameter (Hoffmann et al. 2022)");
-    // CLI11 reads an empty value of an optional number as not given: "--days $D" with D unset must not plan without a budget.
-    const CLI::Validator given_number(
-        [](std::string& text) { return text.empty() ? std::string("expected a positive number, got an empty string") : ""; },
-        "NUMBER");
+    // "--days $D" with D unset must not plan without a budget.
+    const CLI::Validator given_number = non_empty("a positive number", "NUMBER");
     auto* days = cmd->add_option("--days", a->days, "size a compute-optimal model for D days on the cluster (--objective "
                                  "time), and plan it")->check(given_number);
     auto* hours = cmd->add_option("--gpu-hours", a->gpu_hours, "size a compute-optimal model for H GPU-hours, and plan it")

@@ -96,14 +96,20 @@ TEST(ModelShape, HitsTheParameterCountWithinALayer) {
     }
 }
 
+namespace {
+// The sized plan for `days` on `gpus` H100s, keeping the best `top_k` plans by step time.
+BudgetPlan plan_for_days(int gpus, double days, int top_k) {
+    ComputeBudget b;
+    b.days = days;
+    SearchOptions o;
+    o.top_k = top_k;
+    return plan_for_budget(resize_cluster(load_cluster("dgx-h100"), gpus), b, 0, 0, o);
+}
+}  // namespace
+
 TEST(BudgetPlan, SizesAModelForTheDays) {
     // 8 H100s for one day: about 8 x 989e12 x 0.4 x 86400 = 2.7e20 FLOPs -> ~1.5B parameters.
-    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
-    ComputeBudget b;
-    b.days = 1;
-    SearchOptions o;
-    o.top_k = 2;
-    const BudgetPlan p = plan_for_budget(c, b, 0, 0, o);
+    const BudgetPlan p = plan_for_days(8, 1, 2);
     const double n = double(count_parameters(p.model).total);
     EXPECT_GT(n, 0.3e9);
     EXPECT_LT(n, 5e9);
@@ -175,12 +181,7 @@ TEST(BudgetPlan, ANextSizeRoundingToTheSameShapeSettles) {
 // their geometric middle rounds back to 653.6B. The rounds used to repeat that shape to the last
 // one and report "did not settle"; no shape may be tried twice, and the nearer one is kept.
 TEST(BudgetPlan, ABracketWithNoUntriedShapeSettlesOnTheNearerEnd) {
-    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16384);
-    ComputeBudget b;
-    b.days = 90;
-    SearchOptions o;
-    o.top_k = 1;
-    const BudgetPlan p = plan_for_budget(c, b, 0, 0, o);
+    const BudgetPlan p = plan_for_days(16384, 90, 1);
     EXPECT_TRUE(p.settled) << p.rounds.back();
     std::set<std::string> shapes;
     for (const auto& r : p.rounds) {
