@@ -107,8 +107,7 @@ void add_calibrate(CLI::App& app) {
     cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)")->check(output_path());
     cmd->add_flag("--quick", args->quick, "a few seconds of measurement (tests; not a calibration)");
     cmd->add_option("--name", args->name, "the cluster's name (default cpu)")
-        ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("expected a non-empty name") : std::string(); },
-                               "NAME"));
+        ->check(non_empty("a name", "NAME"));
     cmd->add_option("--memory-GiB", args->memory_GiB, "memory per rank (default: the device's; on cpu the host's, shared by the ranks)")
         ->check(finite_range(1.0 / 1024, 1e6));
     cmd->add_option("--sm-count", args->sm_count, "parallel units per rank (default: the GPU's SMs; on cpu 1 BLAS thread)")

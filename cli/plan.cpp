@@ -160,16 +160,21 @@ void run_plan(const PlanArgs& a) {
     ModelSpec m;
     SearchResult result;
     std::optional<TrainingBudget> budget;
+    std::optional<json> sizing;
     const char* budget_origin = "";
     if (sized_by_budget) {
         ComputeBudget b;
         b.days = a.days.value_or(0);
         b.gpu_hours = a.gpu_hours.value_or(0);
-        pr.line("Sizing a compute-optimal model for {} on {} GPUs of {} ({} node{} x {} {}):",
-                a.days ? fmt::format("{} days", *a.days) : fmt::format("{} GPU-hours", *a.gpu_hours), c.num_gpus(),
-                c.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node, c.gpu.name);
+        // Printed once the sizing has succeeded: a budget it refuses (exit 2) leaves no output.
+        const std::string heading =
+            fmt::format("Sizing a compute-optimal model for {} on {} GPUs of {} ({} node{} x {} {}):",
+                        a.days ? fmt::format("{} days", *a.days) : fmt::format("{} GPU-hours", *a.gpu_hours),
+                        c.num_gpus(), c.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node, c.gpu.name);
         BudgetPlan bp = plan_for_budget(c, b, a.global_batch.value_or(0), a.seq.value_or(0), o, precision);
         if (o.progress) fmt::print(stderr, "\r{:80}\r", "");
+        pr.line("{}", heading);
+        sizing = to_json(bp, b);
         for (const auto& r : bp.rounds) pr.line("  {}", r);
         if (!bp.settled)
             pr.line("note: the size did not settle within {} rounds (each round's best plan used another GPU count or "
@@ -248,6 +253,7 @@ void run_plan(const PlanArgs& a) {
             const json b = to_json(*budget);
             for (auto it = b.begin(); it != b.end(); ++it) j[it.key()] = it.value();
         }
+        if (sizing) j["sizing"] = *sizing;
         write_output(a.json_file, j.dump(2) + "\n");
     }
 

@@ -125,14 +125,15 @@ void run_command(const RunArgs& a) {
         o.data_path = a.data;
         o.backend = a.backend;
         o.comm = a.comm;
-        if (rank == 0) {
+        const int world_size = world->size();
+        o.on_setup = [&o, &a, world_size] {
             fmt::print("tessel run: {} ({}), {} on {} rank{}, backend {}\n", o.model.name, o.plan.describe(),
-                       to_string(o.plan.schedule), world->size(), world->size() > 1 ? "s" : "", a.backend);
+                       to_string(o.plan.schedule), world_size, world_size > 1 ? "s" : "", a.backend);
             if (o.plan.precision != Precision::fp32)
                 fmt::print("note: the {} backend computes in fp32 (the plan says {})\n", a.backend,
                            to_string(o.plan.precision));
             std::fflush(stdout);
-        }
+        };
         o.on_step = [&](int step, double loss, double seconds) {
             const double tokens = double(o.plan.global_batch_size) * o.plan.seq_length;
             fmt::print("step {:>4}/{} ({:>3.0f}%)  loss {:.4f}  {:.3f} s  {:.0f} tokens/s\n", step, o.steps,

@@ -135,7 +135,11 @@ void run_simulate(const SimulateArgs& a) {
     if (given("--torch-context-parallel")) o.torch_context_parallel = a.torch_context_parallel;
     SimulationResult r = simulate(m, c, p, o);
     print_table(r, table);
-    if (!a.json_file.empty()) write_output(a.json_file, to_json(r, m, c).dump(2) + "\n");
+    if (!a.json_file.empty()) {
+        json j = to_json(r, m, c);
+        j["options"] = to_json(o);  // how it was priced: the framework's defaults and the flags given
+        write_output(a.json_file, j.dump(2) + "\n");
+    }
     if (!a.trace_file.empty()) write_output(a.trace_file, to_chrome_trace(r).dump() + "\n");
 }
 }  // namespace

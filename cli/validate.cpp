@@ -59,18 +59,21 @@ void run_validate(const ValidateArgs& a) {
                        rows == 1 ? "" : "s", list);
     }
     const auto& s = rep.summary;
+    // A summary over no rows would read as a perfect score (MAPE 0.0%). Refused, the rows' reasons
+    // go to stderr with the message, and stdout stays empty.
+    if (s.rows == 0)
+        throw InputError(fmt::format("{}: expected published runs (a JSON array of rows as in "
+                                     "configs/validation/published_runs.json), got no rows", origin));
+    if (s.modelable == 0) {
+        for (const auto& row : rep.rows) fmt::print(stderr, "  skipped  {}: {}\n", row.name, row.skipped_because);
+        throw InputError(fmt::format("{}: none of its {} rows could be modelled (each row's reason is above)", origin, s.rows));
+    }
     for (const auto& row : rep.rows) {
         if (!row.modelable) fmt::print(log, "  skipped  {}: {}\n", row.name, row.skipped_because);
         else
             fmt::print(log, "  {:+6.1f}%  {:<60} {} published {:.4g}, predicted {:.4g}{}\n", 100 * row.error, row.name,
                        to_string(row.metric), row.published, row.predicted, row.fits ? "" : "  (does not fit)");
     }
-    // A summary over no rows would read as a perfect score (MAPE 0.0%).
-    if (s.rows == 0)
-        throw InputError(fmt::format("{}: expected published runs (a JSON array of rows as in "
-                                     "configs/validation/published_runs.json), got no rows", origin));
-    if (s.modelable == 0)
-        throw InputError(fmt::format("{}: none of its {} rows could be modelled (each row's reason is above)", origin, s.rows));
     fmt::print(log, "{} of {} rows modelled: MAPE {:.1f}%, worst {:+.1f}% ({}), Spearman {:.3f}, fit {:.0f}%\n", s.modelable,
                s.rows, 100 * s.mape, 100 * s.worst_error, s.worst_row, s.spearman, 100 * s.fit_share);
     std::optional<CrossValidation> cv;

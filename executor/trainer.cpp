@@ -166,6 +166,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     world0.all_reduce_host(gpu_keys.data(), gpu_keys.size(), ReduceOp::sum);
     const int ranks_sharing = ranks_sharing_a_gpu(gpu_keys);
     agree_on_errors(world0, [&] { comm_path = choose_comm_path(o.backend, o.comm, ranks_sharing); });
+    if (world0.rank() == 0 && o.on_setup) o.on_setup();
     if (o.kernel_times) backend = make_timed_backend(std::move(backend), o.kernel_times);
     if (o.stage_through_host && comm_path == CommPath::direct) comm_path = CommPath::host_staged;
     world_comm = make_device_communicator(std::move(world_comm), *backend, comm_path);

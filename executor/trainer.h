@@ -38,6 +38,10 @@ struct TrainOptions {
     // When set, every kernel of this rank is timed where the step runs it (timed_backend.h), over
     // the steps after warm-up.
     KernelTimes* kernel_times = nullptr;
+    // Called by rank 0 once every rank has accepted the inputs (the plan, the token file, the
+    // backend and communicator), before the first step: a heading printed here is never followed
+    // by a refusal of them.
+    std::function<void()> on_setup;
     // Called by rank 0 after each step (step, loss, seconds) for the progress line.
     std::function<void(int, double, double)> on_step;
     // Tests only: world rank `fail_rank` throws RuntimeError before the pipeline action

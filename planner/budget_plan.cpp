@@ -124,4 +124,18 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
     return out;
 }
 
+json to_json(const BudgetPlan& p, const ComputeBudget& asked) {
+    auto split = [](const ComputeOptimal& o) {
+        return json{{"flops", o.flops}, {"parameters", o.parameters}, {"tokens", o.tokens}};
+    };
+    const double parameters = double(count_parameters(p.model).total);
+    return json{{"asked", asked.days > 0 ? json{{"days", asked.days}} : json{{"gpu_hours", asked.gpu_hours}}},
+                {"settled", p.settled},
+                {"rounds", p.rounds},
+                {"compute_optimal", split(p.optimal)},
+                {"approach3", split(p.approach3)},
+                {"parameters", parameters},
+                {"predicted_loss", chinchilla_loss(parameters, p.budget.tokens)}};
+}
+
 }  // namespace tessel

@@ -46,4 +46,10 @@ inline constexpr int kBudgetRounds = 10;
 BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& budget, int global_batch_size, int seq_length,
                            const SearchOptions& options, std::optional<Precision> precision = std::nullopt);
 
+// How the model was sized, for `plan --json`: {"asked": {"days"} or {"gpu_hours"}, "settled",
+// "rounds" (the lines printed), "compute_optimal" and "approach3" ({"flops", "parameters",
+// "tokens"}), "parameters" (the chosen shape's, embeddings included) and "predicted_loss" (nats per
+// token of Approach 3's fit at those parameters and their Chinchilla tokens)}.
+json to_json(const BudgetPlan& plan, const ComputeBudget& asked);
+
 }  // namespace tessel

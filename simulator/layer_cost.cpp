@@ -10,6 +10,8 @@ PassCost& PassCost::operator+=(const PassCost& o) {
     compute_s += o.compute_s;
     tp_comm_s += o.tp_comm_s;
     cp_comm_s += o.cp_comm_s;
+    tp_comm_hidden_s += o.tp_comm_hidden_s;
+    cp_comm_hidden_s += o.cp_comm_hidden_s;
     flops += o.flops;
     gemm_s += o.gemm_s;
     attention_s += o.attention_s;
@@ -68,6 +70,7 @@ struct PassBuilder {
         }
         const double hidden = std::min(t, beside_s);
         pass.tp_comm_s += t - hidden;
+        pass.tp_comm_hidden_s += hidden;
         pass.compute_s += hidden * gpu.efficiency().sm_interference;
     }
 };
@@ -357,6 +360,7 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
         pass.flops += flops;
         const double hidden = std::min(kernel, comm);
         pass.cp_comm_s += comm - hidden;
+        pass.cp_comm_hidden_s += hidden;
         pass.compute_s += hidden * interference;  // NCCL's kernels beside the attention
     };
     auto memory = [&](PassCost& pass, double bytes, double kernels) {

@@ -19,6 +19,10 @@ struct PassCost {
     double cp_comm_s = 0;   // context-parallel exchange not hidden behind attention
     double flops = 0;       // FLOPs the GPU executes
     double gemm_s = 0, attention_s = 0, memory_bound_s = 0;  // compute_s by kind of kernel
+    // Collective time that runs beside the compute and costs the step nothing but the SMs it takes
+    // (in compute_s): TP collectives overlapped with their GEMMs, the ring exchange with attention.
+    // Not in total(); the trace draws it.
+    double tp_comm_hidden_s = 0, cp_comm_hidden_s = 0;
     double total() const { return compute_s + tp_comm_s + cp_comm_s; }
     PassCost& operator+=(const PassCost& o);
 };

@@ -128,20 +128,24 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
                     if (std::size_t(stage) < comm.size())
                         for (const CommSpan& c : comm[stage])
                             out.trace.push_back({c.name + " " + action_name(a, v), track(r, "dp comm"), start + c.offset_s, c.duration_s});
-                    // Exposed time spread over the layers, each layer's span placed at `at` of its
-                    // share of the action (0.5: centred, 1: ending with it); places within a layer
-                    // are nominal.
-                    auto per_layer = [&](const char* kind, const char* what, double seconds, double at) {
-                        if (seconds <= 0 || layers <= 0) return;
-                        const double seg = duration / layers, each = seconds / layers;
-                        for (int l = 0; l < layers; ++l)
-                            out.trace.push_back({std::string(kind) + " " + action_name(a, v), track(r, what),
-                                                 start + (l + at) * seg - at * each, each});
+                    // Each layer's collectives, spread evenly over the layers: the part hidden
+                    // beside the compute ("(hidden)") and then the exposed part the compute waits
+                    // for, together placed at `at` of the layer's share of the action (0.5:
+                    // centred, 1: ending with it); places within a layer are nominal.
+                    auto per_layer = [&](const char* kind, const char* what, double exposed, double hidden, double at) {
+                        if (exposed + hidden <= 0 || layers <= 0) return;
+                        const double seg = duration / layers, shown = exposed / layers, beside = hidden / layers;
+                        const std::string name = std::string(kind) + " " + action_name(a, v);
+                        for (int l = 0; l < layers; ++l) {
+                            const double from = start + (l + at) * seg - at * (shown + beside);
+                            if (beside > 0) out.trace.push_back({name + " (hidden)", track(r, what), from, beside});
+                            if (shown > 0) out.trace.push_back({name, track(r, what), from + beside, shown});
+                        }
                     };
                     // TP time at the end of each layer; the context-parallel ring exchange beside
                     // the attention, early in the layer, at its middle.
-                    per_layer("tp", "tp comm", parts.tp_comm, 1.0);
-                    per_layer("cp", "cp comm", parts.cp_comm, 0.5);
+                    per_layer("tp", "tp comm", parts.tp_comm, parts.tp_comm_hidden, 1.0);
+                    per_layer("cp", "cp comm", parts.cp_comm, parts.cp_comm_hidden, 0.5);
                 }
                 if (forward) {
                     fwd_done[at(stage, a.microbatch)] = end;

@@ -17,6 +17,7 @@ namespace tessel {
 // What one forward or backward action on a model stage is made of, in seconds.
 struct ActionParts {
     double compute = 0, recompute = 0, tp_comm = 0, cp_comm = 0, dp_comm = 0;  // dp_comm: ZeRO-3 gathers not hidden
+    double tp_comm_hidden = 0, cp_comm_hidden = 0;  // beside the compute (PassCost), for the trace only
     double total() const { return compute + recompute + tp_comm + cp_comm + dp_comm; }
 };
 

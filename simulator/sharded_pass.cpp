@@ -17,11 +17,15 @@ ActionParts time_pass(const std::vector<const BlockCost*>& blocks, bool forward,
         parts.compute += pass.compute_s;
         parts.tp_comm += pass.tp_comm_s;
         parts.cp_comm += pass.cp_comm_s;
+        parts.tp_comm_hidden += pass.tp_comm_hidden_s;
+        parts.cp_comm_hidden += pass.cp_comm_hidden_s;
         double w = pass.total();
         if (!forward) {
             parts.recompute += b.recompute.compute_s;
             parts.tp_comm += b.recompute.tp_comm_s;
             parts.cp_comm += b.recompute.cp_comm_s;
+            parts.tp_comm_hidden += b.recompute.tp_comm_hidden_s;
+            parts.cp_comm_hidden += b.recompute.cp_comm_hidden_s;
             w += b.recompute.total();
         }
         work.push_back(w);

@@ -133,6 +133,10 @@ struct SimulateOptions {
     bool torch_context_parallel = false;
 };
 
+// The options as the simulation-result JSON records them ("options"): every field but
+// record_trace, under its own name.
+json to_json(const SimulateOptions& o);
+
 // The attention kernel the options name.
 AttentionKernel attention_kernel(const SimulateOptions& o);
 

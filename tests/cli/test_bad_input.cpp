@@ -164,7 +164,7 @@ std::vector<BadInput> cases() {
         {"run's cluster profile key", cluster_bad_profile.c_str(), {"run", "--model", "tiny-gpt", "--steps", "1", "--cluster", "@"}, 2,
          {"input.json", "key 'profile.gemm_max_efficiency'"}},
         {"calibrate with an empty name", nullptr, {"calibrate", "--backend", "cpu", "--quick", "--name", ""}, 2,
-         {"--name", "non-empty"}},
+         {"--name", "expected a name, got an empty string"}},
         {"Hugging Face gated MLP with another activation", R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
           "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 128, "hidden_act": "relu"})",
          {"inspect", "--model", "@"}, 2, {"input.json", "key 'hidden_act'", "relu"}},
@@ -280,6 +280,11 @@ TEST_P(BadInputTest, AnsweredClearly) {
     EXPECT_EQ(r.exit_code, c.exit_code) << c.name << "\nstderr: " << r.err;
     for (const auto& s : c.expected) EXPECT_NE(r.err.find(s), std::string::npos) << c.name << ": missing '" << s << "' in:\n" << r.err;
     EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    // Refused input prints nothing to stdout either (a budget too small for any shape printed its
+    // "Sizing ..." heading first).
+    if (c.exit_code == 2) {
+        EXPECT_EQ(r.out, "") << c.name;
+    }
     // No partial output: nothing but the input file is left in the folder.
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
         EXPECT_TRUE(e.path() == input || e.is_directory()) << c.name << " left " << e.path();

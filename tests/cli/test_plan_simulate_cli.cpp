@@ -334,6 +334,19 @@ TEST(SimulateCli, ResultKeepsTheFrameworkAndRefusesEmptyPaths) {
     r = with({"--json", dir + "/plain.json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_FALSE(read(dir + "/plain.json")["plan"].contains("framework"));
+    // "options" records how it was priced: DeepSpeed's stack reduces gradients in fp32 and adds
+    // each microbatch's gradients in separate kernels (README, plan --emit); the plain default
+    // does neither; a flag given over the framework shows too.
+    EXPECT_EQ(ds["options"]["grad_reduce_in_fp32"], true);
+    EXPECT_EQ(ds["options"]["gradient_accumulation_fusion"], false);
+    const json plain = read(dir + "/plain.json");
+    EXPECT_EQ(plain["options"]["grad_reduce_in_fp32"], false);
+    EXPECT_EQ(plain["options"]["gradient_accumulation_fusion"], true);
+    EXPECT_EQ(plain["options"]["fused_elementwise"], true);
+    r = with({"--framework", "deepspeed", "--eager-elementwise", "--json", dir + "/eager.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(read(dir + "/eager.json")["options"]["fused_elementwise"], false);
+    EXPECT_EQ(read(dir + "/eager.json")["options"]["grad_reduce_in_fp32"], true);
     for (const char* flag : {"--json", "--trace"}) {
         r = with({flag, ""});
         EXPECT_EQ(r.exit_code, 2) << flag;

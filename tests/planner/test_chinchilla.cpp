@@ -140,6 +140,29 @@ TEST(BudgetPlan, SizesAModelForTheDays) {
     // 1.51e9: the simulated MFU moves it, but not by more than a factor of 2 in N (4 in MFU).
     EXPECT_GT(n, 1.51e9 / 2);
     EXPECT_LT(n, 1.51e9 * 2);
+
+    // The record `plan --json` keeps of the sizing, checked against the same hand relations:
+    // D = 20 N and C = 6 N D for the 20-tokens split; Approach 3 splits the same C; the loss is
+    // eq. 10 with the paper's E 1.69, A 406.4, B 410.7, alpha 0.34, beta 0.28 at N and D = 20 N.
+    ComputeBudget asked;
+    asked.days = 1;
+    const json j = to_json(p, asked);
+    EXPECT_EQ(j["asked"], json({{"days", 1.0}}));
+    EXPECT_TRUE(j["settled"].get<bool>());
+    EXPECT_EQ(j["rounds"].size(), p.rounds.size());
+    const json& split = j["compute_optimal"];
+    const double fn = split["parameters"].get<double>(), fd = split["tokens"].get<double>();
+    EXPECT_NEAR(fd, 20 * fn, 1e-9 * fd);
+    EXPECT_NEAR(split["flops"].get<double>(), 6 * fn * fd, 1e-9 * split["flops"].get<double>());
+    EXPECT_NEAR(fn, n, granularity);
+    const json& a3 = j["approach3"];
+    EXPECT_DOUBLE_EQ(a3["flops"].get<double>(), split["flops"].get<double>());
+    EXPECT_NEAR(a3["flops"].get<double>(), 6 * a3["parameters"].get<double>() * a3["tokens"].get<double>(),
+                1e-9 * a3["flops"].get<double>());
+    EXPECT_GT(a3["tokens"].get<double>() / a3["parameters"].get<double>(), 20.0);  // it favours more data
+    EXPECT_EQ(j["parameters"].get<double>(), n);
+    const double loss = 1.69 + 406.4 / std::pow(n, 0.34) + 410.7 / std::pow(20 * n, 0.28);
+    EXPECT_NEAR(j["predicted_loss"].get<double>(), loss, 1e-9);
 }
 
 TEST(BudgetPlan, GpuHoursAreSpentOnTheGpusThePlanUses) {

@@ -242,3 +242,69 @@ TEST(PipelineSchedule, TraceDrawsEachLayersExposedCommunicationInsideItsAction) 
         EXPECT_EQ(n, 4 * 4) << kind;
     }
 }
+
+TEST(PipelineSchedule, TraceDrawsHiddenCommunicationBeforeTheExposedPart) {
+    // One stage of 2 layers, one microbatch: a 1 s action whose TP collectives take 0.6 s, 0.2 s
+    // exposed and 0.4 s beside the compute. Each layer draws 0.2 s hidden, then 0.1 s exposed,
+    // ending with the layer (at 0.5 s and 1.0 s).
+    PipelineInput in;
+    in.pp = 1;
+    in.microbatches = 1;
+    ActionParts parts;
+    parts.compute = 0.8;
+    parts.tp_comm = 0.2;
+    parts.tp_comm_hidden = 0.4;
+    in.forward = {parts};
+    in.backward = {parts};
+    in.layers = {2};
+    in.send_forward_s = {0.0};
+    in.send_backward_s = {0.0};
+    in.record_trace = true;
+    const PipelineOutput out = simulate_pipeline(in);
+    std::vector<TraceEvent> forward_tp;
+    for (const auto& e : out.trace)
+        if (e.track == "pp stage 0 / tp comm" && e.start_s < 1.0 - 1e-9) forward_tp.push_back(e);
+    ASSERT_EQ(forward_tp.size(), 4u);
+    const double expected[4][2] = {{0.2, 0.4}, {0.4, 0.5}, {0.7, 0.9}, {0.9, 1.0}};
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(forward_tp[i].name, i % 2 == 0 ? "tp F0 (hidden)" : "tp F0");
+        EXPECT_NEAR(forward_tp[i].start_s, expected[i][0], 1e-12) << i;
+        EXPECT_NEAR(forward_tp[i].start_s + forward_tp[i].duration_s, expected[i][1], 1e-12) << i;
+    }
+    // Hidden time is drawn only: the step is the compute and the exposed part, twice.
+    EXPECT_NEAR(out.step_s, 2.0, 1e-12);
+}
+
+TEST(Simulate, TraceShowsTheSameTensorParallelCollectivesWithOrWithoutOverlap) {
+    // Overlapping TP collectives with their GEMMs changes what the step waits for, not the
+    // collectives: the tp comm track holds the same seconds either way, and with overlap part of
+    // them is drawn as hidden.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    Plan p;
+    p.tp = 8;
+    p.microbatch_size = 1;
+    p.global_batch_size = 1;
+    p.seq_length = 8192;
+    p.sequence_parallel = true;
+    auto drawn = [&](bool overlap) {
+        SimulateOptions o;
+        o.record_trace = true;
+        o.tp_comm_overlap = overlap;
+        const SimulationResult r = simulate(m, c, p, o);
+        double all = 0, hidden = 0;
+        for (const auto& e : r.trace) {
+            if (e.track.find("/ tp comm") == std::string::npos) continue;
+            all += e.duration_s;
+            if (e.name.find("(hidden)") != std::string::npos) hidden += e.duration_s;
+        }
+        EXPECT_NEAR(all - hidden, r.time_s.tp_comm_exposed, 1e-9 * all);
+        return std::pair{all, hidden};
+    };
+    const auto [plain, plain_hidden] = drawn(false);
+    const auto [overlapped, overlapped_hidden] = drawn(true);
+    EXPECT_GT(plain, 0);
+    EXPECT_EQ(plain_hidden, 0);
+    EXPECT_GT(overlapped_hidden, 0.5 * overlapped);
+    EXPECT_NEAR(overlapped, plain, 1e-9 * plain);
+}
