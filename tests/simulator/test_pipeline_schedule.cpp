@@ -206,23 +206,30 @@ TEST(Simulate, TraceHasOneTrackPerStage) {
     EXPECT_EQ(spans, int(r.trace.size()));
 }
 
+namespace {
+// The traced step of one pipeline stage of `layers` layers whose every action is `parts`.
+PipelineOutput one_stage_trace(const ActionParts& parts, int layers, int microbatches) {
+    PipelineInput in;
+    in.pp = 1;
+    in.microbatches = microbatches;
+    in.forward = {parts};
+    in.backward = {parts};
+    in.layers = {layers};
+    in.send_forward_s = {0.0};
+    in.send_backward_s = {0.0};
+    in.record_trace = true;
+    return simulate_pipeline(in);
+}
+}  // namespace
+
 TEST(PipelineSchedule, TraceDrawsEachLayersExposedCommunicationInsideItsAction) {
     // One stage of 4 layers, 2 microbatches: each 1 s action carries 0.2 s of exposed TP and
     // 0.4 s of exposed CP communication, drawn per layer (0.05 s and 0.1 s) inside the action.
-    PipelineInput in;
-    in.pp = 1;
-    in.microbatches = 2;
     ActionParts parts;
     parts.compute = 0.4;
     parts.tp_comm = 0.2;
     parts.cp_comm = 0.4;
-    in.forward = {parts};
-    in.backward = {parts};
-    in.layers = {4};
-    in.send_forward_s = {0.0};
-    in.send_backward_s = {0.0};
-    in.record_trace = true;
-    const PipelineOutput out = simulate_pipeline(in);
+    const PipelineOutput out = one_stage_trace(parts, 4, 2);
     std::vector<TraceEvent> actions;
     for (const auto& e : out.trace)
         if (e.track == "pp stage 0") actions.push_back(e);
@@ -247,20 +254,11 @@ TEST(PipelineSchedule, TraceDrawsHiddenCommunicationBeforeTheExposedPart) {
     // One stage of 2 layers, one microbatch: a 1 s action whose TP collectives take 0.6 s, 0.2 s
     // exposed and 0.4 s beside the compute. Each layer draws 0.2 s hidden, then 0.1 s exposed,
     // ending with the layer (at 0.5 s and 1.0 s).
-    PipelineInput in;
-    in.pp = 1;
-    in.microbatches = 1;
     ActionParts parts;
     parts.compute = 0.8;
     parts.tp_comm = 0.2;
     parts.tp_comm_hidden = 0.4;
-    in.forward = {parts};
-    in.backward = {parts};
-    in.layers = {2};
-    in.send_forward_s = {0.0};
-    in.send_backward_s = {0.0};
-    in.record_trace = true;
-    const PipelineOutput out = simulate_pipeline(in);
+    const PipelineOutput out = one_stage_trace(parts, 2, 1);
     std::vector<TraceEvent> forward_tp;
     for (const auto& e : out.trace)
         if (e.track == "pp stage 0 / tp comm" && e.start_s < 1.0 - 1e-9) forward_tp.push_back(e);
