@@ -212,9 +212,10 @@ std::string render_report(const ReportInputs& in, const ReportOptions& options, 
                      esc(timeline.caption));
     if (std::abs(resim.step_time_s - sim_step) > 0.005 * std::max(sim_step, 1e-12))
         o += fmt::format("<p class=\"note\">The timeline is re-simulated from the plan, model and cluster in {} with "
-                         "the default kernel options and takes {:.4g} s, against the file's {:.4g} s: the file was "
-                         "simulated with other options (--attention, --eager-elementwise, ...) or by another version.</p>\n",
-                         esc(sim_file), resim.step_time_s, sim_step);
+                         "{} and takes {:.4g} s, against the file's {:.4g} s: the file was simulated with other "
+                         "options (--attention, --eager-elementwise, ...) or by another version.</p>\n",
+                         esc(sim_file), s.contains("options") ? "the options it records" : "the default kernel options",
+                         resim.step_time_s, sim_step);
     o += timeline.svg;
     o += "</section>\n";
 

@@ -21,7 +21,9 @@ SimulationResult resimulate_with_trace(const json& sim, const std::string& file)
     const ClusterSpec c = parse_cluster(s.raw("cluster"), file + ": cluster");
     const Plan p = parse_plan(s.raw("plan"), file + ": plan");
     validate_plan(p, m, 0, file + ": plan");
-    SimulateOptions o;
+    // The stack it was priced with (a framework's, flags over it); a file from before simulate
+    // recorded them is redrawn with the defaults.
+    SimulateOptions o = s.has("options") ? parse_simulate_options(s.raw("options"), file) : SimulateOptions{};
     o.record_trace = true;
     return simulate(m, c, p, o);
 }

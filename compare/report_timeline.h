@@ -11,8 +11,8 @@
 namespace tessel {
 
 // Re-simulates with the trace recorded. InputError naming `file` and the key when the embedded
-// plan, model or cluster is missing or invalid. The simulator's kernel options are not in the
-// result JSON, so this uses the defaults (the caller compares step times).
+// plan, model, cluster or options are missing or invalid. The simulator options are the file's
+// "options" (simulate --json records them), else the defaults (the caller compares step times).
 SimulationResult resimulate_with_trace(const json& simulation, const std::string& file);
 
 struct TimelineDrawing {

@@ -136,6 +136,9 @@ struct SimulateOptions {
 // The options as the simulation-result JSON records them ("options"): every field but
 // record_trace, under its own name.
 json to_json(const SimulateOptions& o);
+// Reads them back (`file`'s "options"): keys left out keep their defaults; InputError naming the
+// key for a wrong type or range.
+SimulateOptions parse_simulate_options(const json& options, const std::string& file);
 
 // The attention kernel the options name.
 AttentionKernel attention_kernel(const SimulateOptions& o);

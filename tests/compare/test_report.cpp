@@ -264,3 +264,29 @@ TEST(Report, ResimulationMatchesTheFile) {
     other["step_time_s"] = sim["step_time_s"].get<double>() * 1.2;
     EXPECT_NE(render_report(inputs(other)).find("re-simulated from the plan"), std::string::npos);
 }
+
+// simulate --json records the stack it priced: the report redraws that step, not the default one.
+TEST(Report, ResimulationUsesTheOptionsTheFileRecords) {
+    const ModelSpec m = load_model("tiny-gpt");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    const json plain = tiny_simulation();
+    const Plan p = parse_plan(plain["plan"], "test");
+    SimulateOptions eager;
+    eager.fused_elementwise = false;
+    eager.fused_attention = false;
+    json sim = to_json(simulate(m, c, p, eager), m, c);
+    ASSERT_GT(sim["step_time_s"].get<double>(), 1.01 * plain["step_time_s"].get<double>());  // else this shows nothing
+    sim["options"] = to_json(eager);
+    ReportSummary s;
+    const std::string html = render_report(inputs(sim), {}, &s);
+    EXPECT_NEAR(s.resimulated_step_s, sim["step_time_s"].get<double>(), 1e-9 * s.resimulated_step_s);
+    EXPECT_EQ(html.find("re-simulated from the plan"), std::string::npos);
+    // The same file without its options is redrawn with the defaults, and says so.
+    sim.erase("options");
+    const std::string without = render_report(inputs(sim));
+    EXPECT_NE(without.find("with the default kernel options"), std::string::npos);
+    // A bad recorded option is named.
+    sim["options"] = {{"fused_elementwise", "no"}};
+    const std::string e = message_of([&] { render_report(inputs(sim)); });
+    EXPECT_NE(e.find("options.fused_elementwise"), std::string::npos) << e;
+}
