@@ -64,16 +64,15 @@ void run_validate(const ValidateArgs& a) {
     if (s.rows == 0)
         throw InputError(fmt::format("{}: expected published runs (a JSON array of rows as in "
                                      "configs/validation/published_runs.json), got no rows", origin));
-    if (s.modelable == 0) {
-        for (const auto& row : rep.rows) fmt::print(stderr, "  skipped  {}: {}\n", row.name, row.skipped_because);
-        throw InputError(fmt::format("{}: none of its {} rows could be modelled (each row's reason is above)", origin, s.rows));
-    }
+    std::FILE* rows_out = s.modelable == 0 ? stderr : log;
     for (const auto& row : rep.rows) {
-        if (!row.modelable) fmt::print(log, "  skipped  {}: {}\n", row.name, row.skipped_because);
+        if (!row.modelable) fmt::print(rows_out, "  skipped  {}: {}\n", row.name, row.skipped_because);
         else
-            fmt::print(log, "  {:+6.1f}%  {:<60} {} published {:.4g}, predicted {:.4g}{}\n", 100 * row.error, row.name,
-                       to_string(row.metric), row.published, row.predicted, row.fits ? "" : "  (does not fit)");
+            fmt::print(rows_out, "  {:+6.1f}%  {:<60} {} published {:.4g}, predicted {:.4g}{}\n", 100 * row.error,
+                       row.name, to_string(row.metric), row.published, row.predicted, row.fits ? "" : "  (does not fit)");
     }
+    if (s.modelable == 0)
+        throw InputError(fmt::format("{}: none of its {} rows could be modelled (each row's reason is above)", origin, s.rows));
     fmt::print(log, "{} of {} rows modelled: MAPE {:.1f}%, worst {:+.1f}% ({}), Spearman {:.3f}, fit {:.0f}%\n", s.modelable,
                s.rows, 100 * s.mape, 100 * s.worst_error, s.worst_row, s.spearman, 100 * s.fit_share);
     std::optional<CrossValidation> cv;
