@@ -23,7 +23,7 @@ namespace tessel::cli {
 namespace {
 
 struct CalibrateArgs {
-    std::string backend = "cpu", out, raw, name = "cpu";
+    std::string backend = "cpu", out, raw, name;  // name: default <backend>-calibrated
     bool quick = false;
     double memory_GiB = 0;
     int sm_count = 0;
@@ -47,7 +47,8 @@ void calibrate_command(const CalibrateArgs& a) {
         CalibrateOptions o;
         o.backend = a.backend;
         o.quick = a.quick;
-        o.name = a.name;
+        // Not the shipped preset's name ("cpu"): compare tells a calibrated cluster from the preset by it.
+        o.name = a.name.empty() ? a.backend + "-calibrated" : a.name;
         o.memory_GiB = a.memory_GiB;
         o.sm_count = a.sm_count;
         // One progress line, rewritten in place on a terminal; one line per measurement otherwise.
@@ -72,7 +73,7 @@ void calibrate_command(const CalibrateArgs& a) {
         if (rank != 0) return;
         if (tty) std::fprintf(stderr, "\n");
         fmt::print(report, "\n{}", calibration_report(c));
-        const std::string cluster = to_cluster_json(c, a.name).dump(2) + "\n";
+        const std::string cluster = to_cluster_json(c, o.name).dump(2) + "\n";
         if (!a.raw.empty()) {
             write_file_atomically(a.raw, to_raw_json(c).dump(2) + "\n");
             fmt::print(report, "wrote {}\n", a.raw);
@@ -106,7 +107,7 @@ void add_calibrate(CLI::App& app) {
         ->check(output_path());
     cmd->add_option("--raw", args->raw, "every measurement as JSON (for the record)")->check(output_path());
     cmd->add_flag("--quick", args->quick, "a few seconds of measurement (tests; not a calibration)");
-    cmd->add_option("--name", args->name, "the cluster's name (default cpu)")
+    cmd->add_option("--name", args->name, "the cluster's name (default: the backend's, then -calibrated: cpu-calibrated)")
         ->check(non_empty("a name", "NAME"));
     cmd->add_option("--memory-GiB", args->memory_GiB, "memory per rank (default: the device's; on cpu the host's, shared by the ranks)")
         ->check(finite_range(1.0 / 1024, 1e6));

@@ -54,6 +54,15 @@ const json& value_or_default(const json& o, const std::string& k, const json& de
     return defaults.contains(k) ? defaults[k] : absent;
 }
 
+const char* json_kind(const json& v) {
+    if (v.is_string()) return "a string";
+    if (v.is_number()) return "a number";
+    if (v.is_boolean()) return "a boolean";
+    if (v.is_object()) return "an object";
+    if (v.is_array()) return "an array";
+    return "null";
+}
+
 std::vector<std::string> differences(const std::string& prefix, const json& a, const json& b,
                                      const std::vector<std::string>& ignored, const json& defaults,
                                      const std::string& a_side = "simulated", const std::string& b_side = "measured") {
@@ -69,6 +78,13 @@ std::vector<std::string> differences(const std::string& prefix, const json& a, c
         // A key only one side knows, without a default, is from another version of the writer.
         if (x.is_null() || y.is_null() || x == y) continue;
         if (x.is_number() && y.is_number() && x.get<double>() == y.get<double>()) continue;  // 1 and 1.0
+        // Values of two kinds (a quoted "1" against 1) are an edited file, not another run: say so.
+        if (x.type() != y.type() && !(x.is_number() && y.is_number())) {
+            out.push_back(fmt::format("{}.{} is {} in one file and {} in the other ({} {}, {} {}): one of them "
+                                      "was not written as tessel writes it",
+                                      prefix, k, json_kind(x), json_kind(y), a_side, x.dump(), b_side, y.dump()));
+            continue;
+        }
         out.push_back(fmt::format("{}.{} ({} {}, {} {})", prefix, k, a_side, x.dump(), b_side, y.dump()));
     }
     return out;
@@ -137,6 +153,28 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
                           "a simulation result (tessel simulate --json), not a plan result (tessel plan --json)");
     if (meas && !m.has("step_times_s"))
         throw input_error(meas_file, "step_times_s", "a measured run (tessel run --out) with its per-step times");
+    if (meas) {
+        const json& times = m.raw("step_times_s");
+        const bool all_positive = times.is_array() && !times.empty() &&
+                                  std::all_of(times.begin(), times.end(),
+                                              [](const json& t) { return t.is_number() && t.get<double>() > 0; });
+        if (!all_positive)
+            throw input_error(meas_file, "step_times_s", "a non-empty array of positive seconds, one per step",
+                              describe_json_value(times));
+        // Without what says which run each file is, compare cannot tell two runs apart: the rows
+        // would compare one run with another.
+        for (const auto& [reader, side] : {std::pair{&s, &sim_file}, std::pair{&m, &meas_file}})
+            for (const char* k : {"plan", "model"})
+                if (!reader->has(k))
+                    throw input_error(*side, k,
+                                      fmt::format("the {} of the run (tessel simulate --json and tessel run --out "
+                                                  "write it), to check that both files are of the same run",
+                                                  k));
+        if (!m.has("device") && !m.has("cluster"))
+            throw input_error(meas_file, "device",
+                              "the device the run measured on (tessel run --out writes it) or its cluster, to check "
+                              "that the simulation is of the same hardware");
+    }
 
     Comparison c;
     c.simulated_file = sim_file;

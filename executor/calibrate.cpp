@@ -203,6 +203,7 @@ json to_raw_json(const Calibration& c) {
                                {"busbw_GBps", s.busbw_GBps()}});
     return {{"backend", c.backend}, {"device", c.device},     {"date", c.date},         {"ranks", c.ranks},
             {"quick", c.quick},     {"peak_flops", k.peak_flops}, {"peak_size", k.peak_size},
+            {"fitted_peak_flops", c.fit.peak_flops}, {"fitted_peak_source", c.fit.peak_source},
             {"stream_Bps", k.stream_Bps}, {"launch_s", k.launch_s}, {"gemms", gemms}, {"streaming", streaming},
             {"attention", attention}, {"steps", steps}, {"cpu_share", k.cpu_share}, {"collectives", collectives}};
 }
@@ -213,8 +214,7 @@ std::string calibration_report(const Calibration& c) {
     std::ostringstream o;
     o << fmt::format("tessel calibrate: backend {} ({}), {} rank{} measuring at once{}\n", c.backend, c.device, c.ranks,
                      c.ranks > 1 ? "s" : "", c.quick ? " (--quick: a smoke test, not a calibration)" : "");
-    o << fmt::format("\npeak fp32 GEMM        {:.2f} GFLOP/s per rank ({}^3 square, best sample)\n", f.peak_flops / 1e9,
-                     k.peak_size);
+    o << fmt::format("\npeak fp32 GEMM        {:.2f} GFLOP/s per rank ({})\n", f.peak_flops / 1e9, f.peak_source);
     o << fmt::format("GEMM fit              max efficiency {:.3f}, K overhead {:.1f} elements (error {:.1f}%)\n",
                      f.gemm_max_efficiency, f.gemm_k_overhead, 100 * f.gemm_error);
     o << fmt::format("  {:>8} {:>6} {:>6} {:>6} {:>10} {:>9}\n", "role", "m", "n", "k", "GFLOP/s", "of peak");

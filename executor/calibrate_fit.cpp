@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace tessel {
 
 namespace {
@@ -222,8 +224,15 @@ double simulator_attention_ramp(double batch_heads, double seq, double head_dim,
 FittedProfile fit_profile(const KernelMeasurements& k, const std::vector<CollectiveSample>& c, int sm_count) {
     FittedProfile f;
     f.peak_flops = k.peak_flops;
+    f.peak_source = fmt::format("{}^3 square, best sample", k.peak_size);
+    // A shape of the step that ran faster than the square's best sample sets the peak instead: no
+    // efficiency may exceed 1.
     for (const auto& g : k.gemms)
-        if (g.seconds > 0) f.peak_flops = std::max(f.peak_flops, g.flops() / g.seconds);
+        if (g.seconds > 0 && g.flops() / g.seconds > f.peak_flops) {
+            f.peak_flops = g.flops() / g.seconds;
+            f.peak_source = fmt::format("the {} GEMM {}x{}x{}, faster than the {}^3 square's best sample", g.role,
+                                        g.m, g.n, g.k, k.peak_size);
+        }
     f.memory_bandwidth_Bps = k.stream_Bps;
     f.kernel_launch_s = k.launch_s;
     f.sm_count = std::max(1, sm_count);

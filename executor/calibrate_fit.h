@@ -47,6 +47,7 @@ struct AttentionTableRow {
 
 struct FittedProfile {
     double peak_flops = 0;              // FLOP/s
+    std::string peak_source;            // which measurement set it: the square GEMM's best sample or a shape's
     double memory_bandwidth_Bps = 0;
     double gemm_max_efficiency = 1, gemm_k_overhead = 0;
     double attention_forward_efficiency = 0, attention_backward_efficiency = 0;  // at most 1 (of peak)

@@ -207,6 +207,9 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     std::vector<std::unique_ptr<ModelChunk>> chunks;
     std::vector<ModelChunk*> chunk_ptrs;
     std::vector<ParamBuffer*> buffers;
+    // Sharding over a group of one rank is the unsharded layout: no gathers, no shard copies (the
+    // simulator prices ZeRO with one data-parallel rank as free, and so does this run).
+    const int sharded_stage = g.dp_cp->size() > 1 ? p.zero_stage : 0;
     for (int c = 0; c < v; ++c) {
         ChunkPlacement where;
         where.stage = c * p.pp + me.pp;
@@ -214,7 +217,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
         for (int s = 0; s < where.stage; ++s) where.first_layer += layers[s];
         where.num_layers = layers[where.stage];
         chunks.push_back(std::make_unique<ModelChunk>(m, p, where, p.tp, me.tp));
-        chunks.back()->materialize(mem, p.zero_stage, g.dp_cp.get(), o.seed);
+        chunks.back()->materialize(mem, sharded_stage, g.dp_cp.get(), o.seed);
         chunk_ptrs.push_back(chunks.back().get());
         for (ParamBuffer* b : chunks.back()->buffers()) buffers.push_back(b);
     }
@@ -338,6 +341,11 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     r.warmup_steps = warmup;
     r.seed = o.seed;
     r.data = o.data_path.empty() ? "synthetic" : o.data_path;
+    // Every rank records the job's step times, the slowest rank's clock for each step (they leave
+    // the same barrier within microseconds), so that every rank's breakdown below is scaled to
+    // one step_time_s and the per-rank totals equal it.
+    const std::vector<double> my_step_times = r.step_times_s;
+    world.all_reduce_host(r.step_times_s.data(), r.step_times_s.size(), ReduceOp::max);
     r.step_time_s = median_after(r.step_times_s, r.warmup_steps);
     r.tokens_per_step = global_tokens;
     const FlopsPerToken f = flops_per_token(m, p);
@@ -358,7 +366,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     StepBreakdown mean;
     const int counted = o.steps - r.warmup_steps;
     double mean_step = 0;
-    for (int i = r.warmup_steps; i < o.steps; ++i) mean_step += r.step_times_s[std::size_t(i)] / counted;
+    for (int i = r.warmup_steps; i < o.steps; ++i) mean_step += my_step_times[std::size_t(i)] / counted;
     const double to_median = mean_step > 0 ? r.step_time_s / mean_step : 1.0;
     const double w = to_median / counted;  // each counted step's weight in the scaled mean
     for (int i = r.warmup_steps; i < o.steps; ++i) {

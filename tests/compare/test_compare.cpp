@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "compare/compare.h"
 #include "core/errors.h"
 #include "tests/input_error_message.h"
@@ -43,7 +45,8 @@ json measured() {
             {"time_s", {{"compute", 0.5}, {"tp_comm_exposed", 0.2}, {"cp_comm_exposed", 0.0},
                         {"bubble_and_pp_comm", 0.15}, {"dp_comm_exposed", 0.1}, {"optimizer", 0.05},
                         {"sync_wait", 0.0}, {"total", 1.0}}},
-            {"plan", plan_json(2)}, {"model", model_json(4)}, {"peak_memory_GiB", {15.0, 16.0, 14.0, 16.0}}};
+            {"plan", plan_json(2)}, {"model", model_json(4)}, {"device", "hand"},
+            {"peak_memory_GiB", {15.0, 16.0, 14.0, 16.0}}};
 }
 
 const ComparedValue& row(const Comparison& c, const std::string& key) {
@@ -360,6 +363,46 @@ TEST(Compare, DifferentPlansOrModelsAreRefused) {
     error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
     EXPECT_NE(error.find("run.json"), std::string::npos) << error;
     EXPECT_NE(error.find("plan"), std::string::npos) << error;
+}
+
+TEST(Compare, FilesThatDoNotSayWhichRunTheyAreAreRefused) {
+    // Without its plan, model or hardware a file cannot be checked against the other: refused,
+    // naming the file and the key (it compared a 1-microbatch simulation with a 2-microbatch run).
+    for (const char* key : {"plan", "model"}) {
+        json m = measured();
+        m.erase(key);
+        std::string e = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+        EXPECT_NE(e.find(fmt::format("run.json: key '{}'", key)), std::string::npos) << e;
+        json s = simulated();
+        s.erase(key);
+        e = message_of([&] { compare_results(s, "sim.json", measured(), "run.json"); });
+        EXPECT_NE(e.find(fmt::format("sim.json: key '{}'", key)), std::string::npos) << e;
+        // The simulation alone needs neither: there is nothing to check it against.
+        EXPECT_NO_THROW(simulated_components(s, "sim.json"));
+    }
+    json m = measured();
+    m.erase("device");
+    std::string e = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(e.find("run.json: key 'device'"), std::string::npos) << e;
+    m["cluster"] = simulated()["cluster"];  // told its cluster instead: enough
+    EXPECT_NO_THROW(compare_results(simulated(), "sim.json", m, "run.json"));
+    // Per-step times that are no times.
+    for (const json& bad : {json("x"), json::array(), json::array({1.0, -1.0}), json::array({1.0, "2"})}) {
+        m = measured();
+        m["step_times_s"] = bad;
+        e = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+        EXPECT_NE(e.find("run.json: key 'step_times_s'"), std::string::npos) << bad.dump() << ": " << e;
+    }
+}
+
+TEST(Compare, AValueOfAnotherKindIsSaidToBeOne) {
+    // A quoted "2" against 2 is an edited file, not a second run: the message says which kinds.
+    json s = simulated();
+    s["plan"]["tp"] = "2";
+    const std::string e = message_of([&] { compare_results(s, "sim.json", measured(), "run.json"); });
+    EXPECT_NE(e.find("plan.tp is a string in one file and a number in the other (simulated \"2\", measured 2)"),
+              std::string::npos)
+        << e;
 }
 
 TEST(Compare, FilesOfTheWrongKindNameTheFileAndKey) {

@@ -7,11 +7,14 @@
 // with --nan-rank R --nan-step S, rank R's loss is NaN at step S (the run must stop there).
 // --layers N changes the model's depth, for pipeline splits the tiny models' 4 layers cannot show.
 // --stage-through-host runs the layout's collectives through host copies, the path ranks sharing
-// one GPU take (executor/host_staged_communicator.h).
+// one GPU take (executor/host_staged_communicator.h). Every layout also checks that each rank's
+// time breakdown adds up to the step time, and a ZeRO stage over one data-parallel rank that it
+// holds the memory of ZeRO-0 (a second run of the layout, unsharded).
 #include <mpi.h>
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -72,8 +75,34 @@ int main(int argc, char** argv) {
             one.stage_through_host = false;
             reference = train(one, make_mpi_communicator(MPI_COMM_SELF)).losses;
         }
+        // ZeRO over one data-parallel rank is the unsharded layout: the same memory, kind by kind.
+        std::optional<RunResult> unsharded;
+        if (o.plan.zero_stage > 0 && o.plan.dp * o.plan.cp == 1 && fail_rank < 0 && nan_rank < 0) {
+            TrainOptions z = o;
+            z.plan.zero_stage = 0;
+            unsharded = train(z, make_mpi_communicator(MPI_COMM_WORLD));
+        }
         const RunResult r = train(o, std::move(world));
         if (rank != 0) return;
+        // Each rank's breakdown is of the job's step: its parts add up to step_time_s.
+        for (std::size_t i = 0; i < r.time_per_rank.size(); ++i) {
+            const double total = r.time_per_rank[i].total();
+            if (std::abs(total - r.step_time_s) > 1e-9 * r.step_time_s) {
+                fmt::print("rank {}: its breakdown adds up to {:.9f} s, the step is {:.9f} s: FAILED\n", i, total,
+                           r.step_time_s);
+                ok = false;
+            }
+        }
+        if (unsharded) {
+            const MemoryBreakdown &a = r.memory, &b = unsharded->memory;
+            const bool same = a.weights == b.weights && a.gradients == b.gradients && a.optimizer == b.optimizer &&
+                              a.buffers == b.buffers && a.peak == b.peak;
+            fmt::print("ZeRO-{} over one data-parallel rank: weights {} gradients {} optimizer {} buffers {} peak {} "
+                       "GiB; ZeRO-0 {} {} {} {} {}: {}\n",
+                       o.plan.zero_stage, a.weights, a.gradients, a.optimizer, a.buffers, a.peak, b.weights,
+                       b.gradients, b.optimizer, b.buffers, b.peak, same ? "the same" : "DIFFERENT: FAILED");
+            ok = ok && same;
+        }
         fmt::print("{} {}: step  one-rank loss   layout loss   rel. diff\n", o.model.name, o.plan.describe());
         double worst = 0;
         for (int i = 0; i < steps; ++i) {
@@ -83,7 +112,7 @@ int main(int argc, char** argv) {
                        rel > tolerance ? "  MISMATCH" : "");
         }
         const bool falls = r.losses.back() < r.losses.front() - 0.05;
-        ok = worst <= tolerance && falls;
+        ok = ok && worst <= tolerance && falls;
         fmt::print("largest relative difference {:.2e} (limit {:.0e}); loss {:.4f} -> {:.4f} ({}); {}\n", worst,
                    tolerance, r.losses.front(), r.losses.back(), falls ? "falls" : "DOES NOT FALL",
                    ok ? "OK" : "FAILED");

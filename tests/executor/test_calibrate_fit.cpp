@@ -57,6 +57,19 @@ TEST(CalibrateFit, GemmRecoversEfficiencyWithoutKOverhead) {
     EXPECT_LT(f.gemm_error, 1e-6);
 }
 
+TEST(CalibrateFit, AShapeFasterThanTheSquareSetsThePeakAndIsNamed) {
+    KernelMeasurements k = gemms_from(0.8, 0.0);
+    k.peak_size = 512;
+    EXPECT_EQ(fit_profile(k, {}, 1).peak_source, "512^3 square, best sample");
+    // One shape at 1.25x the square's rate: the peak is that shape's rate, and the report says so.
+    GemmSample fast{"qkv", 256, 768, 256, 0};
+    fast.seconds = fast.flops() / (1.25 * kPeak);
+    k.gemms.push_back(fast);
+    const FittedProfile f = fit_profile(k, {}, 1);
+    EXPECT_NEAR(f.peak_flops, 1.25 * kPeak, 1e-6 * kPeak);
+    EXPECT_EQ(f.peak_source, "the qkv GEMM 256x768x256, faster than the 512^3 square's best sample");
+}
+
 TEST(CalibrateFit, GemmRecoversKOverhead) {
     // 64 elements of K lost per call: a 128-deep GEMM runs at 2/3 of a deep one.
     const FittedProfile f = fit_profile(gemms_from(0.9, 64.0), {}, 1);
