@@ -45,6 +45,7 @@ struct SimulateArgs {
     bool torch_cross_entropy = false;
     bool all_forwards_first = false;
     bool torch_context_parallel = false;
+    bool all_gather_context_parallel = false;
     std::optional<std::string> framework;
     std::set<std::string> given;  // the options on the command line (over a framework's defaults)
 };
@@ -133,6 +134,10 @@ void run_simulate(const SimulateArgs& a) {
     if (given("--torch-cross-entropy")) o.torch_cross_entropy = a.torch_cross_entropy;
     if (given("--all-forwards-first")) o.all_forwards_first_at_m_equal_pp = a.all_forwards_first;
     if (given("--torch-context-parallel")) o.torch_context_parallel = a.torch_context_parallel;
+    if (given("--all-gather-context-parallel") && a.all_gather_context_parallel) {
+        o.all_gather_context_parallel = true;
+        o.torch_context_parallel = false;  // in place of a framework's own way (torchtitan's ring)
+    }
     SimulationResult r = simulate(m, c, p, o);
     print_table(r, table);
     if (!a.json_file.empty()) {
@@ -228,6 +233,11 @@ void add_simulate(CLI::App& app) {
                   "context parallelism through PyTorch's context_parallel (torchtitan): K/V all-gathered at "
                   "the first step, fp32 merges and gradients, KV heads repeated before the attention; default: "
                   "Transformer Engine's ring");
+    cmd->add_flag("--all-gather-context-parallel", args->all_gather_context_parallel,
+                  "context parallelism the all-gather way (Llama 3's; tessel run's): K/V all-gathered before the "
+                  "attention and kept for the backward, dK/dV reduce-scattered after it, neither hidden; default: "
+                  "Transformer Engine's ring")
+        ->excludes("--torch-context-parallel");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")

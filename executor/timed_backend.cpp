@@ -127,6 +127,18 @@ public:
         timed(fmt::format("attention_backward B={} T={} H={} KH={} D={}", B, T, H, KH, D),
               [&] { inner_->attention_backward(dq, dk, dv, dout, q, k, v, out, lse, B, T, H, KH, D); });
     }
+    bool has_prefix_attention() const override { return inner_->has_prefix_attention(); }
+    void prefix_attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, int B,
+                                  int T, int Tk, int H, int KH, int D) override {
+        timed(fmt::format("attention_forward B={} T={} Tk={} H={} KH={} D={}", B, T, Tk, H, KH, D),
+              [&] { inner_->prefix_attention_forward(out, lse, q, k, v, B, T, Tk, H, KH, D); });
+    }
+    void prefix_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                                   const float* k, const float* v, const float* out, const float* lse, int B, int T,
+                                   int Tk, int H, int KH, int D) override {
+        timed(fmt::format("attention_backward B={} T={} Tk={} H={} KH={} D={}", B, T, Tk, H, KH, D),
+              [&] { inner_->prefix_attention_backward(dq, dk, dv, dout, q, k, v, out, lse, B, T, Tk, H, KH, D); });
+    }
     void gelu_forward(float* out, const float* inp, std::size_t n) override {
         timed(fmt::format("gelu_forward n={}", n), [&] { inner_->gelu_forward(out, inp, n); });
     }

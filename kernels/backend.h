@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/rope_frequencies.h"
@@ -77,6 +78,22 @@ public:
     virtual void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
                                     const float* k, const float* v, const float* out, const float* lse, int B, int T,
                                     int H, int KH, int D) = 0;
+    // The same with the queries the last T of Tk >= T positions: q, out, dout, dq (B,T,H,D), lse
+    // (B,H,T), k, v, dk, dv (B,Tk,KH,D); query row i sees keys 0..Tk-T+i. Context parallelism's
+    // chunks against the keys up to their end. A backend without such a kernel says so here, and
+    // its caller pads each chunk's queries in front to Tk rows (the padded rows' work is wasted).
+    virtual bool has_prefix_attention() const { return false; }
+    virtual void prefix_attention_forward(float* /*out*/, float* /*lse*/, const float* /*q*/, const float* /*k*/,
+                                          const float* /*v*/, int /*B*/, int /*T*/, int /*Tk*/, int /*H*/,
+                                          int /*KH*/, int /*D*/) {
+        throw std::logic_error(std::string(name()) + " backend has no prefix attention (has_prefix_attention)");
+    }
+    virtual void prefix_attention_backward(float* /*dq*/, float* /*dk*/, float* /*dv*/, const float* /*dout*/,
+                                           const float* /*q*/, const float* /*k*/, const float* /*v*/,
+                                           const float* /*out*/, const float* /*lse*/, int /*B*/, int /*T*/,
+                                           int /*Tk*/, int /*H*/, int /*KH*/, int /*D*/) {
+        throw std::logic_error(std::string(name()) + " backend has no prefix attention (has_prefix_attention)");
+    }
 
     // ---- activations: gelu (N) flat; swiglu inp (N, 2F) = [gate | up] -> out (N, F) ----
     virtual void gelu_forward(float* out, const float* inp, std::size_t n) = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Closes tessel's loop on this machine's CPU: calibrate it, then for three two-rank layouts of
-# tiny-gpt (PP 2 1F1B, TP 2, DP 2 ZeRO-1; microbatch 2, global batch 16, sequence 128) simulate
-# the plan on the calibrated cluster, run it for real under mpirun, and compare the two.
+# Closes tessel's loop on this machine's CPU: calibrate it, then for four two-rank layouts of
+# tiny-gpt (PP 2 1F1B, TP 2, DP 2 ZeRO-1, CP 2; microbatch 2, global batch 16, sequence 128)
+# simulate the plan on the calibrated cluster, run it for real under mpirun, and compare the two.
+# CP 2 is simulated the way tessel run computes it (--all-gather-context-parallel).
 #
 # A shared virtual machine's speed drifts by tens of percent from one minute to the next (its
 # memory bandwidth most), so one calibration followed by runs minutes later can disagree for
@@ -28,8 +29,10 @@ rm -rf "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 MPIRUN=(mpirun --oversubscribe -np 2)
 BATCH=(--microbatch-size 2 --global-batch-size 16 --seq 128 --precision fp32)
-NAMES=(pp2-1f1b tp2 dp2-zero1)
-declare -A LAYOUT=([pp2-1f1b]="--pp 2 --schedule 1f1b" [tp2]="--tp 2" [dp2-zero1]="--dp 2 --zero-stage 1")
+NAMES=(pp2-1f1b tp2 dp2-zero1 cp2)
+declare -A LAYOUT=([pp2-1f1b]="--pp 2 --schedule 1f1b" [tp2]="--tp 2" [dp2-zero1]="--dp 2 --zero-stage 1" [cp2]="--cp 2")
+# How tessel run computes a layout, where the simulator's default is another framework's way.
+declare -A SIMULATE_AS=([cp2]="--all-gather-context-parallel")
 
 # The step-time error (percent) of a compare --json file.
 step_error() {
@@ -40,12 +43,13 @@ for r in $(seq 1 "$ROUNDS"); do
   R="$WORK/round$r"
   mkdir -p "$R"
   echo "== round $r/$ROUNDS: calibrate (2 ranks)"
-  "${MPIRUN[@]}" "$TESSEL" calibrate --backend cpu --out "$R/cluster.json" --raw "$R/calibrate-raw.json" \
+  "${MPIRUN[@]}" "$TESSEL" calibrate --backend cpu --name cpu --out "$R/cluster.json" --raw "$R/calibrate-raw.json" \
     2> "$R/calibrate-progress.txt" > "$R/calibrate.txt"
   grep -E "^sustained fraction|^peak fp32|^memory bandwidth" "$R/calibrate.txt"
   for name in "${NAMES[@]}"; do
     read -r -a flags <<< "${LAYOUT[$name]}"
-    "$TESSEL" simulate --model tiny-gpt --cluster "$R/cluster.json" "${flags[@]}" "${BATCH[@]}" \
+    read -r -a as_run <<< "${SIMULATE_AS[$name]:-}"
+    "$TESSEL" simulate --model tiny-gpt --cluster "$R/cluster.json" "${flags[@]}" "${as_run[@]}" "${BATCH[@]}" \
       --json "$R/$name.simulated.json" --trace "$R/$name.trace.json" > "$R/$name.simulated.txt"
     "${MPIRUN[@]}" "$TESSEL" run --model tiny-gpt "${flags[@]}" "${BATCH[@]}" --steps "$STEPS" \
       --cluster "$R/cluster.json" --out "$R/$name.measured.json" > "$R/$name.measured.txt"
@@ -104,7 +108,7 @@ done
   echo "The kept round (its files are in this folder; \`cluster.json\` is its calibration):"
   echo
   for name in "${NAMES[@]}"; do
-    echo "- **$name** (\`${LAYOUT[$name]}\`): $(grep '^verdict' "$OUT/$name.compare.txt" | sed 's/^verdict: //')"
+    echo "- **$name** (\`${LAYOUT[$name]}\`$([ -n "${SIMULATE_AS[$name]:-}" ] && echo ", simulated with \`${SIMULATE_AS[$name]}\`")): $(grep '^verdict' "$OUT/$name.compare.txt" | sed 's/^verdict: //')"
   done
 } > "$OUT/summary.md"
 echo; cat "$OUT/summary.md"

@@ -66,11 +66,21 @@ double causal_blocks_visited(double nb, double window) {
 }
 }  // namespace
 
+double key_blocks_per_query_block(const AttentionShape& a) {
+    const double nb = std::max(1.0, std::ceil(a.seq_kv / kAttentionBlock));
+    if (!a.causal) return nb;
+    if (a.seq_kv > a.seq_q) {  // the last seq_q positions: every block before them, then the triangle
+        const double nq = std::max(1.0, std::ceil(a.seq_q / kAttentionBlock));
+        return std::min(nb, (a.seq_kv - a.seq_q) / kAttentionBlock + (nq + 1.0) / 2.0);
+    }
+    return causal_blocks_visited(nb, a.window) / nb;
+}
+
 double AttentionShape::forward_flops() const {
     double pairs = seq_q * seq_kv;
     if (causal && kernel != AttentionKernel::unfused) {
         const double nb = std::max(1.0, std::ceil(seq_kv / kAttentionBlock));
-        pairs *= causal_blocks_visited(nb, window) / (nb * nb);
+        pairs *= key_blocks_per_query_block(*this) / nb;
     }
     return 4.0 * batch_heads * pairs * head_dim;
 }
@@ -155,8 +165,7 @@ double ComputeModel::attention_efficiency(const AttentionShape& a, bool forward)
     const double dim = v1 ? 1.0 : (d / (d + kAttentionHeadDimHalf)) / (128.0 / (128.0 + kAttentionHeadDimHalf));
     // Sequence ramp: key-block iterations per query block against that plus the block's fixed
     // cost. The efficiencies are long-sequence limits, so the ramp tends to 1.
-    const double nb = std::max(1.0, std::ceil(a.seq_kv / kAttentionBlock));
-    const double iterations = a.causal ? causal_blocks_visited(nb, a.window) / nb : nb;
+    const double iterations = key_blocks_per_query_block(a);
     const double overhead = v1 ? kFlash1BlockOverhead : kFlash2BlockOverhead;
     const double ramp = iterations / (iterations + overhead);
     return base * std::min(1.0, dim) * fill * ramp;

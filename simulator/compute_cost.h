@@ -35,7 +35,9 @@ struct GemmShape {
 // scale-mask-softmax and a dropout that read and write the whole s x s tensor.
 enum class AttentionKernel { flash, flash1, unfused, cudnn };
 
-// Batch x heads independent (s_q x s_kv) attention problems of head size d.
+// Batch x heads independent (s_q x s_kv) attention problems of head size d. Causal with more keys
+// than queries: the queries are the last s_q of s_kv positions (bottom-right aligned), a
+// context-parallel chunk against every key up to its end (a window is not applied then).
 struct AttentionShape {
     double batch_heads = 0;
     double seq_q = 0, seq_kv = 0;
@@ -50,6 +52,9 @@ struct AttentionShape {
     // Flash backward recomputes QK^T: five products, 2.5x the forward; unfused: four, 2x.
     double backward_flops() const;
 };
+
+// Key blocks (of the fused kernel's block) one query block visits, on average over the query blocks.
+double key_blocks_per_query_block(const AttentionShape& a);
 
 // Share of the SMs' time a fused attention grid of batch_heads x ceil(seq_q / 128) query blocks
 // keeps busy: the idle part of its last wave is lost.

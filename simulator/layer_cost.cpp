@@ -125,6 +125,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         r.kernel = o.attention;
         r.dropout = o.dropout;
         r.torch_ring = o.torch_context_parallel;
+        r.all_gather = o.all_gather_context_parallel;
         if (o.torch_context_parallel) r.kv_width = q;  // torchtitan's repeat_kv before SDPA
         ring = ring_attention_cost(r, gpu, cp);
     }
@@ -298,7 +299,64 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     return out;
 }
 
+RingAttentionCost all_gather_attention_cost(const RingAttentionInput& in, const ComputeModel& gpu,
+                                            const CommGroup& group) {
+    RingAttentionCost out;
+    const int cp = std::max(1, in.cp);
+    const double E = in.element_bytes;
+    const double T = in.tokens;                     // 2c per sequence
+    const double c = T / (2.0 * in.microbatch);     // tokens of one chunk
+    const double bh = in.microbatch * in.heads;
+    auto chunk = [&](int g) { return AttentionShape{bh, c, (g + 1.0) * c, in.head_dim, true, in.kernel, in.dropout}; };
+    out.first_step = chunk(0);
+    out.later_step = chunk(2 * cp - 1);
+    // Every rank visits the same number of query-key pairs (chunks r and 2cp-1-r: 2cp c^2 for
+    // each batch and head, the ring's count); the slowest pair of kernels sets the pace.
+    double forward = 0, backward = 0, forward_flops = 0, backward_flops = 0;
+    for (int r = 0; r < cp; ++r) {
+        double f = 0, b = 0, ff = 0, fb = 0;
+        for (int g : {r, 2 * cp - 1 - r}) {
+            const AttentionShape s = chunk(g);
+            f += gpu.attention_forward_time(s);
+            b += gpu.attention_backward_time(s);
+            ff += s.forward_flops();
+            fb += s.backward_flops();
+        }
+        if (f + b > forward + backward) {
+            forward = f;
+            backward = b;
+            forward_flops = ff;
+            backward_flops = fb;
+        }
+    }
+    const double kv_bytes = 2.0 * T * in.kv_width * E;  // this rank's K and V
+    const double whole = cp * kv_bytes;                 // every rank's
+    auto exposed = [](PassCost& pass, double kernels, double flops, double comm) {
+        pass.compute_s += kernels;
+        pass.attention_s += kernels;
+        pass.flops += flops;
+        pass.cp_comm_s += comm;
+    };
+    // K and V travel as two collectives each way (Transformer Engine's gather_along_first_dim and
+    // reduce_scatter_along_first_dim are called per tensor; so are tessel run's): two latencies.
+    exposed(out.forward, forward, forward_flops, 2.0 * collective_time(Collective::all_gather, whole / 2.0, group));
+    exposed(out.backward, backward, backward_flops,
+            2.0 * collective_time(Collective::reduce_scatter, whole / 2.0, group));
+    // The gathered K/V are put in sequence order (a copy: read and write), and the whole
+    // sequence's dK/dV back in rank order before the reduce-scatter; its result is added to the
+    // rank's own dK/dV (read two, write one).
+    out.forward.compute_s += gpu.memory_time(2.0 * whole, 1);
+    out.forward.memory_bound_s += gpu.memory_time(2.0 * whole, 1);
+    const double backward_bytes = 2.0 * whole + 3.0 * kv_bytes;
+    out.backward.compute_s += gpu.memory_time(backward_bytes, 2);
+    out.backward.memory_bound_s += gpu.memory_time(backward_bytes, 2);
+    out.forward_bytes_sent = (cp - 1) * kv_bytes;
+    out.backward_bytes_sent = (cp - 1) * kv_bytes;
+    return out;
+}
+
 RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const ComputeModel& gpu, const CommGroup& ring) {
+    if (in.all_gather) return all_gather_attention_cost(in, gpu, ring);
     RingAttentionCost out;
     const int cp = std::max(1, in.cp);
     const double E = in.element_bytes;

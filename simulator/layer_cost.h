@@ -65,6 +65,8 @@ struct OverlapOptions {
     // Context parallelism as PyTorch's context_parallel runs it (torch.distributed.tensor.experimental,
     // torchtitan) instead of Transformer Engine's ring: see RingAttentionInput::torch_ring.
     bool torch_context_parallel = false;
+    // Context parallelism the all-gather way: see RingAttentionInput::all_gather.
+    bool all_gather_context_parallel = false;
 };
 
 struct BlockModels {
@@ -116,6 +118,16 @@ struct RingAttentionInput {
     // attention (torchtitan repeats the KV heads to the query heads before SDPA, so its ring
     // carries them repeated).
     bool torch_ring = false;
+    // The all-gather way instead of a ring (Llama 3, Dubey et al. 2024, sec. 3.3.2; tessel run):
+    // the K/V of every rank are all-gathered before the attention and kept for the backward; each
+    // of the rank's two chunks (c tokens at position g of every sequence) runs as one kernel over
+    // its c queries and the (g + 1) c keys up to its end; the backward's dK/dV of the whole
+    // sequence are reduce-scattered to their owners after the kernels, K and V (dK and dV) as a
+    // collective each. Nothing hides them: the kernels need the whole K/V first, and the owners
+    // need the sum after. Megatron's --cp-comm-type all_gather (Transformer Engine's
+    // AttnFuncWithCPAndKVAllGather) gathers K and V the same way; were it to gather them again
+    // for the backward instead of keeping them, that pair of all-gathers is not priced here.
+    bool all_gather = false;
 };
 struct RingAttentionCost {
     PassCost forward, backward;         // kernels and merges in compute_s, the unhidden ring in cp_comm_s
@@ -124,6 +136,11 @@ struct RingAttentionCost {
     AttentionShape first_step, earlier_step, later_step;  // the kernel shapes
 };
 RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const ComputeModel& gpu, const CommGroup& ring);
+// The same for RingAttentionInput::all_gather (ring_attention_cost calls it for that input). The
+// shapes: first_step the rank's chunk at position 0's kernel, later_step the one at 2cp - 1
+// (rank 0's two), earlier_step unused (zero).
+RingAttentionCost all_gather_attention_cost(const RingAttentionInput& in, const ComputeModel& gpu,
+                                            const CommGroup& group);
 
 // Seconds of the optimizer step over `parameters` (this GPU's shard): Adam streams the fp32
 // master weights, both moments and the gradient, and writes the 16-bit weights back.

@@ -27,6 +27,12 @@ double ring_attention_buffer_bytes(const ModelSpec& m, const Plan& p, const Acti
     const double E = activation_bytes(p.precision);
     const double tokens = double(p.seq_length) / p.cp * p.microbatch_size;
     const double q_elements = tokens * m.q_size() / p.tp;
+    if (opt.all_gather_context_parallel) {
+        // The all-gather way: the backward's dK/dV of the whole sequence (cp ranks' worth), the
+        // copy in rank order the reduce-scatter sends, and its result.
+        const double kv_bytes = 2.0 * tokens * m.kv_size_per_tp_rank(p.tp) * E;
+        return (2.0 * p.cp + 1.0) * kv_bytes;
+    }
     if (!opt.torch_context_parallel) {
         // Transformer Engine's ring (layer_cost.h, ring_attention_cost): the forward keeps every
         // step's partial output until the merge (cp outputs of the rank's queries on the rank that
@@ -78,6 +84,9 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const Activatio
                          E * f_up / t /*activation input*/ + G * f / t /*activation output*/);
     // QK norm: its backward reads the projected Q and K before the norm as well.
     if (m.qk_norm != QkNorm::none) split += sb * E * (q / t + kv);
+    // Context parallelism the all-gather way keeps the other ranks' K and V, gathered, for the
+    // backward (RingAttentionInput::all_gather).
+    if (p.cp > 1 && o.all_gather_context_parallel) split += (p.cp - 1.0) * sb * 2.0 * E * kv;
     double attention_core = 0;
     if (o.flash_attention) {
         attention_core = 4.0 * heads * sb;  // fp32 log-sum-exp per query row and head
@@ -261,6 +270,7 @@ ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& 
     a.cpu_offload_layers = o.cpu_offload_layers;
     a.all_forwards_first_at_m_equal_pp = o.all_forwards_first_at_m_equal_pp;
     a.torch_context_parallel = o.torch_context_parallel;
+    a.all_gather_context_parallel = o.all_gather_context_parallel;
     return a;
 }
 

@@ -54,6 +54,8 @@ struct ActivationOptions {
     // Context parallelism through PyTorch's ring (SimulateOptions::torch_context_parallel): fp32
     // output and gradient accumulators, packed sends, K/V repeated to the query heads.
     bool torch_context_parallel = false;
+    // The all-gather way (SimulateOptions::all_gather_context_parallel): the gathered K/V are kept.
+    bool all_gather_context_parallel = false;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);

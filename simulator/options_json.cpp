@@ -32,6 +32,7 @@ constexpr std::pair<const char*, bool SimulateOptions::*> kSwitches[] = {
     {"fp8_weight_gather", &SimulateOptions::fp8_weight_gather},
     {"all_forwards_first_at_m_equal_pp", &SimulateOptions::all_forwards_first_at_m_equal_pp},
     {"torch_context_parallel", &SimulateOptions::torch_context_parallel},
+    {"all_gather_context_parallel", &SimulateOptions::all_gather_context_parallel},
 };
 }  // namespace
 

@@ -128,6 +128,7 @@ OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
     overlap.eager_rmsnorm = o.eager_rmsnorm;
     overlap.metric_cross_entropies = o.metric_cross_entropies;
     overlap.torch_context_parallel = o.torch_context_parallel;
+    overlap.all_gather_context_parallel = o.all_gather_context_parallel;
     return overlap;
 }
 
@@ -190,6 +191,9 @@ std::pair<double, double> offload_stalls(const ModelSpec& m, const Plan& p, cons
 
 SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
     check_precision_peak(c, p.precision);
+    if (o.torch_context_parallel && o.all_gather_context_parallel)
+        throw InputError("options torch_context_parallel and all_gather_context_parallel: expected one way of "
+                         "context parallelism, got both");
     if (p.world_size() > c.num_gpus())
         throw InputError(fmt::format("plan needs {} GPUs (tp*pp*dp*cp) but cluster '{}' has {}", p.world_size(), c.name,
                                      c.num_gpus()));

@@ -131,6 +131,10 @@ struct SimulateOptions {
     // gradient accumulators whose dK/dV go around the ring, and the KV heads repeated to the query
     // heads before the attention (layer_cost.h, RingAttentionInput::torch_ring).
     bool torch_context_parallel = false;
+    // Context parallelism the all-gather way (Llama 3's, and tessel run's): K/V all-gathered before
+    // the attention and kept for the backward, dK/dV reduce-scattered after it, neither hidden
+    // (layer_cost.h, RingAttentionInput::all_gather). Not with torch_context_parallel.
+    bool all_gather_context_parallel = false;
 };
 
 // The options as the simulation-result JSON records them ("options"): every field but

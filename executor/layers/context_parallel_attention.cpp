@@ -78,6 +78,14 @@ void context_parallel_attention_forward(const LayerContext& ctx, float* out, flo
     Backend& be = *ctx.backend;
     const int c = d.chunk_len(), H = d.heads;
     const std::size_t qw = std::size_t(H) * d.head_dim, kw = std::size_t(d.kv_heads) * d.head_dim;
+    if (be.has_prefix_attention()) {  // each chunk's c queries against the L keys up to its end
+        for_each_query_block(d, [&](int j, int b, const QueryBlock& blk) {
+            be.prefix_attention_forward(out + blk.local_row * qw, lse + lse_offset(d, j, b), q + blk.local_row * qw,
+                                        k_full + blk.kv_row * kw, v_full + blk.kv_row * kw, 1, c, blk.L, H,
+                                        d.kv_heads, d.head_dim);
+        });
+        return;
+    }
     for_each_query_block(d, [&](int j, int b, const QueryBlock& blk) {
         const std::size_t pad = std::size_t(blk.L - c);
         DeviceArray<float> q_pad = ctx.floats(std::size_t(blk.L) * qw);
@@ -101,6 +109,15 @@ void context_parallel_attention_backward(const LayerContext& ctx, float* dq, flo
     Backend& be = *ctx.backend;
     const int c = d.chunk_len(), H = d.heads;
     const std::size_t qw = std::size_t(H) * d.head_dim, kw = std::size_t(d.kv_heads) * d.head_dim;
+    if (be.has_prefix_attention()) {
+        for_each_query_block(d, [&](int j, int b, const QueryBlock& blk) {
+            const std::size_t qr = blk.local_row * qw, kr = blk.kv_row * kw;
+            be.prefix_attention_backward(dq + qr, dk_full + kr, dv_full + kr, dout + qr, q + qr, k_full + kr,
+                                         v_full + kr, out + qr, lse + lse_offset(d, j, b), 1, c, blk.L, H, d.kv_heads,
+                                         d.head_dim);
+        });
+        return;
+    }
     for_each_query_block(d, [&](int j, int b, const QueryBlock& blk) {
         const std::size_t pad = std::size_t(blk.L - c), n = std::size_t(blk.L) * qw;
         // Padded copies: zero rows in front of q, out, dout and lse (exp(0·k - 0) stays finite).

@@ -4,9 +4,10 @@
 // of the full sequence; in backward, the full-sequence K and V gradients are reduce-scattered
 // back to the chunks' owners.
 //
-// The attention kernel pairs query row t with keys 0..t of one sequence, so a chunk starting at
-// position p runs as a query block of p + chunk_len rows whose first p rows are zero (and whose
-// output rows are dropped); zero rows with zero output gradients add nothing in backward.
+// A chunk starting at position p runs as its chunk_len queries against keys 0..p + chunk_len - 1
+// (Backend::prefix_attention_*). A backend without that kernel runs it as a query block of
+// p + chunk_len rows whose first p rows are zero (and whose output rows are dropped; zero rows
+// with zero output gradients add nothing in backward), which spends their work for nothing.
 #pragma once
 
 #include "executor/layers/layer_context.h"

@@ -27,4 +27,13 @@ void attention_backward(float* dq,          // (B, T, H, D)
                         const float* lse,   // (B, H, T)
                         int B, int T, int H, int KH, int D);
 
+// The queries are the last T of Tk >= T positions (a context-parallel chunk against every key up
+// to its end): query row i sees keys 0..Tk-T+i. k and v are (B,Tk,KH,D); q, out and lse as above.
+// The T = Tk forms above are this with Tk = T.
+void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                       int B, int T, int Tk, int H, int KH, int D);
+void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                        const float* k, const float* v, const float* out, const float* lse, int B,
+                        int T, int Tk, int H, int KH, int D);
+
 }  // namespace tessel::cpu

@@ -136,6 +136,16 @@ public:
                             int D) override {
         cpu::attention_backward(dq, dk, dv, dout, q, k, v, out, lse, B, T, H, KH, D);
     }
+    bool has_prefix_attention() const override { return true; }
+    void prefix_attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, int B,
+                                  int T, int Tk, int H, int KH, int D) override {
+        cpu::attention_forward(out, lse, q, k, v, B, T, Tk, H, KH, D);
+    }
+    void prefix_attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                                   const float* k, const float* v, const float* out, const float* lse, int B, int T,
+                                   int Tk, int H, int KH, int D) override {
+        cpu::attention_backward(dq, dk, dv, dout, q, k, v, out, lse, B, T, Tk, H, KH, D);
+    }
 
     void gelu_forward(float* out, const float* inp, std::size_t n) override { cpu::gelu_forward(out, inp, n); }
     void gelu_backward(float* dinp, const float* inp, const float* dout, std::size_t n) override {

@@ -2,6 +2,7 @@
 // implementation, finite differences and a PyTorch masked-softmax reference.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "kernels/cpu/attention.h"
@@ -121,6 +122,58 @@ INSTANTIATE_TEST_SUITE_P(Kernels, AttentionShapes,
                          ::testing::Values(Shape{2, 5, 2, 2, 8}, Shape{2, 16, 4, 2, 8},
                                            Shape{1, 1, 2, 1, 4}, Shape{1, 70, 3, 1, 16},
                                            Shape{1, 130, 4, 2, 8}, Shape{1, 64, 2, 2, 32}));
+
+// Queries the last T of Tk positions (a context-parallel chunk against the keys up to its end):
+// against the naive double attention over the whole Tk-row sequence, whose last T rows they are.
+// With the output gradient zero on the first Tk - T rows, the whole sequence's dK and dV are the
+// chunk's alone. Offsets inside a 64-row block and past two blocks.
+TEST(Attention, QueriesAtTheEndOfALongerSequenceMatchTheirRowsOfTheWhole) {
+  for (const auto [B, T, Tk, H, KH, D] : {std::array{2, 20, 50, 4, 2, 8}, std::array{1, 70, 200, 2, 1, 16},
+                                          std::array{1, 64, 64, 2, 2, 8}}) {
+    const Shape whole{B, Tk, H, KH, D};
+    const size_t row_q = size_t(H) * D, row_k = size_t(KH) * D;
+    const size_t nq_whole = size_t(B) * Tk * row_q, nk = size_t(B) * Tk * row_k;
+    auto q_whole = rand_vec(nq_whole, 11, -1.5f, 1.5f), k = rand_vec(nk, 12, -1.5f, 1.5f), v = rand_vec(nk, 13);
+    auto dout_whole = rand_vec(nq_whole, 14);
+    // The chunk: each batch element's last T query rows; the whole's output gradient is zero
+    // elsewhere.
+    std::vector<float> q(size_t(B) * T * row_q), dout(q.size());
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < Tk; ++t)
+        for (size_t x = 0; x < row_q; ++x) {
+          const size_t w = (size_t(b) * Tk + t) * row_q + x;
+          if (t < Tk - T) {
+            dout_whole[w] = 0.0f;
+            continue;
+          }
+          const size_t c = (size_t(b) * T + (t - (Tk - T))) * row_q + x;
+          q[c] = q_whole[w];
+          dout[c] = dout_whole[w];
+        }
+    const AttnRef r = ref_attention(q_whole, k, v, whole, &dout_whole);
+    std::vector<float> out(q.size()), lse(size_t(B) * H * T);
+    attention_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), B, T, Tk, H, KH, D);
+    std::vector<double> ref_out(out.size()), ref_lse(lse.size()), ref_dq(q.size());
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < T; ++t) {
+        const size_t c = (size_t(b) * T + t) * row_q, w = (size_t(b) * Tk + t + (Tk - T)) * row_q;
+        for (size_t x = 0; x < row_q; ++x) {
+          ref_out[c + x] = r.out[w + x];
+          ref_dq[c + x] = r.dq[w + x];
+        }
+        for (int h = 0; h < H; ++h)
+          ref_lse[(size_t(b) * H + h) * T + t] = r.lse[(size_t(b) * H + h) * Tk + t + (Tk - T)];
+      }
+    EXPECT_TRUE(close(out, ref_out, 1e-5, 1e-4)) << "T " << T << " Tk " << Tk;
+    EXPECT_TRUE(close(lse, ref_lse, 1e-5, 1e-4)) << "T " << T << " Tk " << Tk;
+    std::vector<float> dq(q.size(), 0.0f), dk(nk, 0.0f), dv(nk, 0.0f);
+    attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), out.data(),
+                       lse.data(), B, T, Tk, H, KH, D);
+    EXPECT_TRUE(close(dq, ref_dq, 2e-5, 1e-4)) << "T " << T << " Tk " << Tk;
+    EXPECT_TRUE(close(dk, r.dk, 2e-5, 1e-4)) << "T " << T << " Tk " << Tk;
+    EXPECT_TRUE(close(dv, r.dv, 2e-5, 1e-4)) << "T " << T << " Tk " << Tk;
+  }
+}
 
 // Central differences of sum(out * R) on the double forward: 1e-4 + 1e-3|ref|.
 TEST(Attention, BackwardMatchesFiniteDifferences) {

@@ -269,3 +269,56 @@ TEST(ZeroTwo, SimulatedPlanReducesEachMicrobatch) {
     EXPECT_GT(z1, 0);
     EXPECT_EQ(z2, 4 * z1);
 }
+
+TEST(AllGatherAttention, EveryRankVisitsTheRingsPairsAsTwoPrefixKernels) {
+    // Chunks of c tokens (a multiple of the 128-token block), chunk g's c queries against the
+    // (g + 1) c keys up to its end: g c / 128 whole key blocks, then the triangle, (nq + 1) / 2
+    // blocks on average over its nq = c / 128 query blocks, so c x 128 x (g c / 128 + (nq + 1) / 2)
+    // pairs. Rank r's chunks r and 2 cp - 1 - r add up to c (2 cp c + 128) pairs whatever r.
+    const ClusterSpec c = one_sm_cluster();
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    for (int cp : {2, 4, 8}) {
+        RingAttentionInput in = llama70b_tp2(cp, 8192);
+        in.all_gather = true;
+        const double chunk = 8192.0 / (2 * cp);
+        const auto r = ring_attention_cost(in, gpu, link(400, cp));
+        EXPECT_NEAR(r.forward.flops, 4.0 * 32 * 128 * chunk * (2 * cp * chunk + 128), 1e-9 * r.forward.flops) << cp;
+        EXPECT_NEAR(r.backward.flops, 2.5 * r.forward.flops, 1e-9 * r.forward.flops) << cp;
+        EXPECT_EQ(r.first_step.seq_q, chunk);
+        EXPECT_EQ(r.first_step.seq_kv, chunk);
+        EXPECT_EQ(r.later_step.seq_kv, 2 * cp * chunk);
+    }
+}
+
+TEST(AllGatherAttention, NothingHidesTheGatherOrTheReduceScatter) {
+    // K and V as a collective each: each rank receives the other cp - 1 ranks' K/V (kv bytes
+    // each) in the forward and sends them their dK/dV share in the backward; with no latency, the
+    // time is (cp - 1) kv / bandwidth each way, all of it exposed, however fast the kernels.
+    const ClusterSpec c = one_sm_cluster();
+    const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
+    const int cp = 4;
+    RingAttentionInput in = llama70b_tp2(cp, 8192);
+    in.all_gather = true;
+    const double kv = 2 * (8192.0 / cp) * 4 * 128 * 2;
+    for (double GBps : {1.0, 400.0, 1e6}) {
+        const auto r = ring_attention_cost(in, gpu, link(GBps, cp));
+        EXPECT_NEAR(r.forward.cp_comm_s, (cp - 1) * kv / (GBps * 1e9), 1e-9 * r.forward.cp_comm_s) << GBps;
+        EXPECT_NEAR(r.backward.cp_comm_s, (cp - 1) * kv / (GBps * 1e9), 1e-9 * r.backward.cp_comm_s) << GBps;
+        EXPECT_EQ(r.forward.cp_comm_hidden_s, 0.0);
+        EXPECT_DOUBLE_EQ(r.forward_bytes_sent, (cp - 1) * kv);
+    }
+}
+
+TEST(AllGatherAttention, TheGatheredKvAreKeptForTheBackward) {
+    // Llama 3 70B at tp 2 (4 KV heads of 128 per rank), cp 4, 8192 tokens, bf16: the other three
+    // ranks' K and V, 3 x 2048 tokens x 2 x 512 x 2 bytes, are one layer's extra activations.
+    const ModelSpec m = load_model("llama3-70b");
+    Plan p;
+    p.tp = 2;
+    p.cp = 4;
+    p.seq_length = 8192;
+    ActivationOptions ring = default_activation_options(m), gathered = ring;
+    gathered.all_gather_context_parallel = true;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, p, gathered) - layer_activation_bytes(m, p, ring),
+                     3.0 * 2048 * 2 * 512 * 2);
+}
