@@ -59,7 +59,7 @@ void print_table(const SimulationResult& r, std::FILE* out) {
                r.plan.num_microbatches(), to_string(r.plan.precision));
     fmt::print(out, "step time        {:>10.4f} s\n", r.step_time_s);
     fmt::print(out, "tokens/s         {:>10.0f}   ({:.0f} per GPU)\n", r.tokens_per_s, r.tokens_per_s / r.num_gpus);
-    fmt::print(out, "MFU / HFU        {:>9.1f}% / {:.1f}%   ({:.1f} / {:.1f} TFLOP/s per GPU)\n", 100 * r.mfu, 100 * r.hfu,
+    fmt::print(out, "MFU / HFU        {:>9.1f}% / {:.1f}%   ({:.4g} / {:.4g} TFLOP/s per GPU)\n", 100 * r.mfu, 100 * r.hfu,
                r.model_tflops_per_gpu, r.hardware_tflops_per_gpu);
     fmt::print(out, "                 (model FLOPs per token: 6 x matmul weights, LM head included, + 12 L (a d) s "
                "for attention's whole square, as Narayanan et al. 2021 count; HFU adds recomputation)\n");
