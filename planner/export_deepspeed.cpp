@@ -1,5 +1,7 @@
 #include "planner/export_deepspeed.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/json_io.h"
@@ -33,15 +35,19 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
             j["communication_data_type"] = "fp32";
         }
     }
+    // bf16 weights with fp32 gradient accumulation need ZeRO on (search_space.cpp, limits_for):
+    // a ZeRO-0 plan handed in is written as ZeRO-1, which over one data-parallel rank is the same.
+    const bool bf16_accumulating_in_fp32 = j.contains("data_types");
+    const int stage = bf16_accumulating_in_fp32 ? std::max(1, p.zero_stage) : p.zero_stage;
     nlohmann::ordered_json zero;
-    zero["stage"] = p.zero_stage;
+    zero["stage"] = stage;
     zero["overlap_comm"] = true;
     zero["contiguous_gradients"] = true;
     zero["reduce_scatter"] = true;
     zero["allgather_partitions"] = true;
     zero["reduce_bucket_size"] = 500000000;
     zero["allgather_bucket_size"] = 500000000;
-    if (p.zero_stage == 3) {
+    if (stage == 3) {
         zero["stage3_prefetch_bucket_size"] = 50000000;
         zero["stage3_param_persistence_threshold"] = 100000;
         zero["stage3_max_live_parameters"] = 1000000000;
@@ -50,7 +56,7 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
         zero["sub_group_size"] = 1000000000;
         zero["offload_param"] = {{"device", "none"}, {"pin_memory", true}};
     }
-    if (p.zero_stage >= 1) zero["offload_optimizer"] = {{"device", "none"}, {"pin_memory", true}};
+    if (stage >= 1) zero["offload_optimizer"] = {{"device", "none"}, {"pin_memory", true}};
     j["zero_optimization"] = zero;
     const bool recompute = p.recompute != Recompute::none;
     j["activation_checkpointing"] = {{"partition_activations", recompute && p.tp > 1},
@@ -65,6 +71,12 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
                                   m.name, p.describe(), p.placement, w.step_time_s, 100 * w.mfu));
     e.notes.push_back(fmt::format("train_batch_size {} = micro {} x gradient accumulation {} x data-parallel {}",
                                   p.global_batch_size, p.microbatch_size, gas, p.dp));
+    if (stage != p.zero_stage)
+        e.notes.push_back(fmt::format("ZeRO stage 1 for the plan's 0: DeepSpeed accumulates bf16 weights' gradients "
+                                      "in fp32 only with ZeRO on{}",
+                                      p.dp * p.cp == 1 ? " (over one data-parallel rank the two are the same)"
+                                                       : "; ZeRO-1 shards the optimizer states over the "
+                                                         "data-parallel ranks, which the plan did not"));
     if (p.tp > 1 || p.pp > 1)
         e.notes.push_back(fmt::format("the JSON has no TP/PP degree: run it with Megatron-DeepSpeed and "
                                       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} "

@@ -44,6 +44,13 @@ SpaceLimits limits_for(Framework f) {
             l.kv_heads_split_by_tp = true;
             break;
         case Framework::deepspeed:
+            // No ZeRO-0: bf16 weights with the fp32 gradient accumulation priced here
+            // (data_types.grad_accum_dtype) need ZeRO on. Without it DeepSpeed raises
+            // (engine.py _do_optimizer_sanity_check, since v0.18.5) or, before, ran its
+            // BF16_Optimizer, which shards the fp32 master weights as ZeRO-1 does. ZeRO-1 moves
+            // the bytes of ZeRO-0's all-reduce (reduce-scatter, then all-gather) and holds less;
+            // over one data-parallel rank it is ZeRO-0.
+            l.zero_stages = {1, 2, 3};
             l.zero_with_pipeline_max1 = kDeepSpeed.max_zero_stage_with_pipeline <= 1;
             l.context_parallel = false;
             l.interleaving = kDeepSpeed.interleaves;

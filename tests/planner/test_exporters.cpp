@@ -387,7 +387,14 @@ void check_deepspeed(const ModelSpec& m, const Plan& p) {
     if (j["zero_optimization"].contains("offload_param")) {
         EXPECT_EQ(j["zero_optimization"]["stage"], 3);
     }
-    EXPECT_EQ(j["zero_optimization"]["stage"].get<int>(), p.zero_stage);
+    // bf16 weights with fp32 gradient accumulation need ZeRO on: without it DeepSpeed's
+    // _do_optimizer_sanity_check raises (v0.18.5+) or runs BF16_Optimizer, another plan. A ZeRO-0
+    // plan is written as ZeRO-1, and a note says so.
+    const bool fp32_accumulation = j["bf16"]["enabled"].get<bool>() && j.contains("data_types");
+    EXPECT_EQ(j["zero_optimization"]["stage"].get<int>(), fp32_accumulation ? std::max(1, p.zero_stage) : p.zero_stage);
+    bool stage_note = false;
+    for (const auto& n : e.notes) stage_note |= n.find("ZeRO stage 1 for the plan's 0") != std::string::npos;
+    EXPECT_EQ(stage_note, fp32_accumulation && p.zero_stage == 0) << p.describe();
 }
 
 std::map<std::string, std::string> torchtitan_values(const std::string& text, bool toml, int* world) {
