@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -199,6 +200,13 @@ void run_plan(const PlanArgs& a) {
     } else {
         const bool default_model = a.model.empty();
         m = load_model(default_model ? kDefaultModel : a.model);
+        if (framework == Framework::torchtitan) {
+            const std::vector<std::string> gaps = torchtitan_llama3_gaps(m);
+            if (!gaps.empty())
+                throw InputError(fmt::format("--emit torchtitan: its llama3 model cannot build {} ({}); a launch would "
+                                             "train another model. Emit megatron or deepspeed",
+                                             m.name, fmt::join(gaps, ", ")));
+        }
         const PlanRequest req = complete_request(m, c, a.global_batch.value_or(0), a.seq.value_or(0), precision);
         // Bad input for every plan, as simulate says, not "no plan fits" (exit 3).
         if (m.position_embedding == PositionEmbedding::learned && req.seq_length > m.max_position_embeddings)

@@ -33,6 +33,22 @@ std::string base_config_file(const ModelSpec& m) {
 bool data_parallel_is_fsdp(const Plan& p) { return p.zero_stage >= 2 || (p.zero_stage == 1 && p.pp > 1); }
 }  // namespace
 
+std::vector<std::string> torchtitan_llama3_gaps(const ModelSpec& m) {
+    std::vector<std::string> gaps;
+    if (m.activation != Activation::swiglu) gaps.push_back("a non-SwiGLU MLP");
+    if (m.norm != Norm::rmsnorm) gaps.push_back("LayerNorm");
+    if (m.position_embedding != PositionEmbedding::rope) gaps.push_back("learned positions");
+    if (m.rotary_percent < 1.0) gaps.push_back("partial rotary");
+    if (m.tied_embeddings) gaps.push_back("tied embeddings");
+    if (m.has_qkv_bias() || m.has_out_bias() || m.has_mlp_bias()) gaps.push_back("linear biases");
+    if (m.qk_norm != QkNorm::none) gaps.push_back("QK norms");
+    if (m.head_dim * m.num_attention_heads != m.hidden_size) gaps.push_back("a head dim other than hidden / heads");
+    if (m.sliding_window > 0) gaps.push_back("a sliding window");
+    if (m.sandwich_norms || m.parallel_residual || m.shared_norm) gaps.push_back("another residual layout");
+    if (m.logit_softcap) gaps.push_back("a logit soft-cap");
+    return gaps;
+}
+
 TorchtitanFormat parse_torchtitan_format(const std::string& s) {
     if (s == "overrides") return TorchtitanFormat::overrides;
     if (s == "toml") return TorchtitanFormat::toml;
@@ -41,11 +57,12 @@ TorchtitanFormat parse_torchtitan_format(const std::string& s) {
 
 std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, const ExportOptions& o) {
     std::vector<TorchtitanKey> k;
+    // A Llama-shaped model torchtitan does not ship runs as a flavor named after it, which the user
+    // registers (the note gives its shape); unregistered, torchtitan stops instead of training the
+    // base config's model.
     const auto [name, flavor] = torchtitan_flavor(m);
-    if (!name.empty()) {
-        k.push_back({"model", "name", quoted(name)});
-        k.push_back({"model", "flavor", quoted(flavor)});
-    }
+    k.push_back({"model", "name", quoted(name.empty() ? "llama3" : name)});
+    k.push_back({"model", "flavor", quoted(flavor.empty() ? m.name : flavor)});
     const int local = p.pp > 1 ? p.microbatch_size * p.num_microbatches() : p.microbatch_size;
     k.push_back({"training", "local_batch_size", std::to_string(local)});
     k.push_back({"training", "global_batch_size", std::to_string(p.global_batch_size)});
@@ -108,7 +125,8 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
     } else {
         s += "#!/usr/bin/env bash\n";
         s += "# torchtitan launch with command-line overrides (v0.2.x keys), written by `tessel plan`.\n# " + summary + "\n";
-        s += "# CONFIG_FILE is the base job config (its other sections: optimizer, data, checkpointing);\n"
+        s += "# CONFIG_FILE is the base job config (its other sections: optimizer, data, checkpointing; the\n"
+             "# overrides below set the model);\n"
              "# run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set.\n";
         s += "set -euo pipefail\n";
         s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/" + base_config_file(m) + "}\n";
@@ -126,9 +144,11 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
             gpus_per_node, nodes);
     }
     if (torchtitan_flavor(m).first.empty())
-        e.notes.push_back(fmt::format("torchtitan defines model shapes in code: register a flavor with {} layers, hidden "
-                                      "{}, {} heads ({} KV), FFN {} and set model.name / model.flavor",
-                                      m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads, m.ffn_hidden_size));
+        e.notes.push_back(fmt::format("torchtitan defines model shapes in code: register a llama3 flavor named \"{}\" "
+                                      "with {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} and RoPE theta "
+                                      "{:g} (model.flavor names it; until it is registered torchtitan stops)",
+                                      m.name, m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads,
+                                      m.ffn_hidden_size, m.vocab_size, m.rope_theta));
     // torchtitan v0.2.x's Llama 3 model applies RoPEScalingArgs (factor 8, bands 1 and 4 over 8192
     // positions) in precompute_freqs_cis to every flavor, and no TOML key reaches it.
     const bool llama31_rope = m.rope_scaling_type == "llama3" && m.rope_scaling_factor == 8.0 &&

@@ -14,6 +14,7 @@
 // and global / (local x DP) accumulation steps.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/cluster_spec.h"
 #include "core/model_spec.h"
@@ -29,6 +30,11 @@ TorchtitanFormat parse_torchtitan_format(const std::string& s);  // "overrides" 
 struct TorchtitanKey {
     std::string section, key, value;
 };
+// What torchtitan's llama3 model (v0.2.x: RMSNorm, SwiGLU, RoPE over every dimension, no biases,
+// untied embeddings, head dim = hidden / heads) cannot build of m, one phrase each; empty when it
+// can. A model it cannot build is refused for --emit torchtitan: its launch would train another.
+std::vector<std::string> torchtitan_llama3_gaps(const ModelSpec& m);
+
 std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, const ExportOptions& o = {});
 
 Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& winner, const ClusterSpec& c,

@@ -114,6 +114,8 @@ std::vector<BadInput> cases() {
          {"simulate", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "8", "--cp", "2", "--torch-context-parallel",
           "--all-gather-context-parallel"},
          2, {"--torch-context-parallel", "--all-gather-context-parallel"}},
+        {"torchtitan export of a GPT", nullptr, {"plan", "--model", "gpt2-124m", "--cluster", "dgx-h100", "--gpus", "8", "--emit", "torchtitan"},
+         2, {"--emit torchtitan", "gpt2-124m", "LayerNorm", "megatron or deepspeed"}},
         {"gpus zero", nullptr, {"plan", "--model", "tiny-llama", "--cluster", "dgx-h100", "--gpus", "0"}, 2, {"--gpus", "between 1 and"}},
         {"gpus not whole nodes", nullptr, {"plan", "--model", "tiny-llama", "--cluster", "gb200-nvl72", "--gpus", "128"}, 2,
          {"--gpus", "multiple of the 72", "--gpus-per-node"}},

@@ -141,12 +141,12 @@ TEST(PlanCli, BudgetNamesTheWinnersGpus) {
 
 // torchtitan's mixed_precision_param takes bfloat16 or float32: an fp16 plan (a V100's) is refused.
 TEST(PlanCli, TorchtitanHasNoFp16) {
-    auto r = run_tessel({"plan", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100", "--gpus", "16", "--emit", "torchtitan"});
+    auto r = run_tessel({"plan", "--model", "llama2-7b", "--cluster", "dgx2-v100", "--gpus", "16", "--emit", "torchtitan"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_TRUE(r.out.empty()) << r.out;
     EXPECT_NE(r.err.find("mixed_precision_param"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--precision fp32"), std::string::npos) << r.err;
-    auto fp32 = run_tessel({"plan", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100", "--gpus", "16", "--emit", "torchtitan",
+    auto fp32 = run_tessel({"plan", "--model", "llama2-7b", "--cluster", "dgx2-v100", "--gpus", "16", "--emit", "torchtitan",
                             "--precision", "fp32"});
     ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
     EXPECT_NE(fp32.out.find("mixed_precision_param float32"), std::string::npos) << fp32.out;

@@ -931,3 +931,20 @@ TEST(ExportTorchtitan, ParsesFormat) {
     EXPECT_EQ(parse_torchtitan_format("toml"), TorchtitanFormat::toml);
     EXPECT_THROW(parse_torchtitan_format("yaml"), InputError);
 }
+
+TEST(ExportTorchtitan, ModelsItsLlama3CannotBuildAreNamedAndOthersGetTheirOwnFlavor) {
+    // torchtitan v0.2.x's llama3 model: RMSNorm, SwiGLU, RoPE, no biases, untied, head dim =
+    // hidden / heads. GPT-3 has none of the five it can differ in; Llama 3 8B none of them.
+    EXPECT_TRUE(torchtitan_llama3_gaps(load_model("llama3-8b")).empty());
+    EXPECT_EQ(torchtitan_llama3_gaps(load_model("gpt3-175b")),
+              (std::vector<std::string>{"a non-SwiGLU MLP", "LayerNorm", "learned positions", "tied embeddings",
+                                        "linear biases"}));
+    const auto qwen3 = torchtitan_llama3_gaps(load_model("tiny-qwen3"));
+    EXPECT_NE(std::find(qwen3.begin(), qwen3.end(), "QK norms"), qwen3.end());
+    // A Llama-shaped model torchtitan does not ship: its own flavor name, not the base config's 8B.
+    const auto keys = torchtitan_keys(load_model("llama2-70b"), make_plan(8, 1, 8, 1, 1, 64, 4096, 1, 3));
+    std::map<std::string, std::string> v;
+    for (const auto& k : keys) v[k.section + "." + k.key] = k.value;
+    EXPECT_EQ(v["model.name"], "\"llama3\"");
+    EXPECT_EQ(v["model.flavor"], "\"llama2-70b\"");
+}
