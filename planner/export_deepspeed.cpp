@@ -77,11 +77,16 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
                                       p.dp * p.cp == 1 ? " (over one data-parallel rank the two are the same)"
                                                        : "; ZeRO-1 shards the optimizer states over the "
                                                          "data-parallel ranks, which the plan did not"));
+    // Megatron-DeepSpeed builds its pipeline model (GPTModelPipe, DeepSpeed's pipeline engine,
+    // which refuses ZeRO-2/3) unless told --no-pipeline-parallel, and takes the ZeRO stage as
+    // --zero-stage as well (zero.Init for stage 3) beside DeepSpeed's own --deepspeed_config.
     if (p.tp > 1 || p.pp > 1)
         e.notes.push_back(fmt::format("the JSON has no TP/PP degree: run it with Megatron-DeepSpeed and "
                                       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} "
-                                      "--global-batch-size {}",
-                                      p.tp, p.pp, p.microbatch_size, p.global_batch_size));
+                                      "--global-batch-size {} --deepspeed --deepspeed_config <this file> --zero-stage {}{}, "
+                                      "with the model's shape flags (--emit megatron writes Megatron-LM's spelling of them)",
+                                      p.tp, p.pp, p.microbatch_size, p.global_batch_size, stage,
+                                      p.pp == 1 ? " --no-pipeline-parallel" : ""));
     if (p.pp > 1 && m.num_layers % p.pp != 0)
         e.notes.push_back(fmt::format("{} layers over {} stages: Megatron-DeepSpeed's partition_method "
                                       "\"type:transformer\" gives the first stages the extra layers, not the split "

@@ -374,7 +374,16 @@ void check_deepspeed(const ModelSpec& m, const Plan& p) {
             mode_named |= n.find(mode) != std::string::npos;
             flag_named |= n.find(flag) != std::string::npos;
         }
-        degrees_named |= n.find(degrees) != std::string::npos;
+        // Without pipeline stages Megatron-DeepSpeed must be told not to build its pipeline model
+        // (whose engine refuses ZeRO-2/3); the stage travels as --zero-stage too.
+        if (n.find(degrees) != std::string::npos) {
+            degrees_named = true;
+            EXPECT_EQ(n.find("--no-pipeline-parallel") != std::string::npos, p.pp == 1) << n;
+            EXPECT_NE(n.find("--zero-stage " + std::to_string(j["zero_optimization"]["stage"].get<int>())),
+                      std::string::npos)
+                << n;
+            EXPECT_NE(n.find("--deepspeed --deepspeed_config"), std::string::npos) << n;
+        }
     }
     EXPECT_EQ(recompute_note, p.recompute != Recompute::none);
     if (p.recompute != Recompute::none) {
@@ -726,6 +735,7 @@ TEST(ExportDeepSpeed, BatchIdentityAndKeys) {
     const ModelSpec m = load_model("llama3-8b");
     for (int zero : {0, 1, 2, 3}) check_deepspeed(m, make_plan(1, 1, 16, 1, 2, 512, 8192, 1, zero, Recompute::full));
     check_deepspeed(m, make_plan(2, 4, 2, 1, 1, 64, 8192, 1, 1, Recompute::selective));
+    check_deepspeed(m, make_plan(2, 1, 8, 1, 1, 64, 8192, 1, 3, Recompute::full));  // TP with ZeRO-3, no PP
     Plan fp32 = make_plan(1, 1, 8, 1, 4, 64, 2048);
     fp32.precision = Precision::fp32;
     check_deepspeed(m, fp32);
