@@ -161,15 +161,6 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
         if (!all_positive)
             throw input_error(meas_file, "step_times_s", "a non-empty array of positive seconds, one per step",
                               describe_json_value(times));
-        // Without what says which run each file is, compare cannot tell two runs apart: the rows
-        // would compare one run with another.
-        for (const auto& [reader, side] : {std::pair{&s, &sim_file}, std::pair{&m, &meas_file}})
-            for (const char* k : {"plan", "model"})
-                if (!reader->has(k))
-                    throw input_error(*side, k,
-                                      fmt::format("the {} of the run (tessel simulate --json and tessel run --out "
-                                                  "write it), to check that both files are of the same run",
-                                                  k));
         if (!m.has("device") && !m.has("cluster"))
             throw input_error(meas_file, "device",
                               "the device the run measured on (tessel run --out writes it) or its cluster, to check "
@@ -201,11 +192,22 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
     if (meas && m.has("critical_rank")) c.measured_critical_rank = int(m.integer("critical_rank", std::nullopt, 0));
     if (s.has("model") && s.raw("model").is_object()) c.model = s.raw("model").value("name", "");
     if (c.model.empty() && m.has("model") && m.raw("model").is_object()) c.model = m.raw("model").value("name", "");
-    // Either side's plan and model, where given, are objects: a mistyped one would hide a mismatch.
+    // Either side's plan and model are objects: a mistyped one would hide a mismatch. Beside a
+    // measured run both sides must have them: without what says which run each file is, the rows
+    // would compare one run with another.
     for (const auto& [reader, side] : {std::pair{&s, &sim_file}, std::pair{&m, &meas_file}})
-        for (const char* k : {"plan", "model"})
-            if (reader->has(k) && !reader->raw(k).is_object())
+        for (const char* k : {"plan", "model"}) {
+            if (!reader->has(k)) {
+                if (meas)
+                    throw input_error(*side, k,
+                                      fmt::format("the {} of the run (tessel simulate --json and tessel run --out "
+                                                  "write it), to check that both files are of the same run",
+                                                  k));
+                continue;
+            }
+            if (!reader->raw(k).is_object())
                 throw input_error(*side, k, "an object", describe_json_value(reader->raw(k)));
+        }
     const json no_plan;
     const json& sim_plan = s.has("plan") ? s.raw("plan") : no_plan;
     const json& meas_plan = m.has("plan") ? m.raw("plan") : no_plan;

@@ -86,6 +86,14 @@ PassCost fused_attention(double seconds, double flops) {
     return c;
 }
 
+// A bandwidth-bound kernel (copies, merges, accumulations): its time goes to the pass and to
+// the pass's memory-bound share.
+void add_memory_kernel(PassCost& pass, const ComputeModel& gpu, double bytes, double kernels) {
+    const double t = gpu.memory_time(bytes, kernels);
+    pass.compute_s += t;
+    pass.memory_bound_s += t;
+}
+
 }  // namespace
 
 BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& gpu, const CommGroup& tp,
@@ -345,11 +353,8 @@ RingAttentionCost all_gather_attention_cost(const RingAttentionInput& in, const 
     // The gathered K/V are put in sequence order (a copy: read and write), and the whole
     // sequence's dK/dV back in rank order before the reduce-scatter; its result is added to the
     // rank's own dK/dV (read two, write one).
-    out.forward.compute_s += gpu.memory_time(2.0 * whole, 1);
-    out.forward.memory_bound_s += gpu.memory_time(2.0 * whole, 1);
-    const double backward_bytes = 2.0 * whole + 3.0 * kv_bytes;
-    out.backward.compute_s += gpu.memory_time(backward_bytes, 2);
-    out.backward.memory_bound_s += gpu.memory_time(backward_bytes, 2);
+    add_memory_kernel(out.forward, gpu, 2.0 * whole, 1);
+    add_memory_kernel(out.backward, gpu, 2.0 * whole + 3.0 * kv_bytes, 2);
     out.forward_bytes_sent = (cp - 1) * kv_bytes;
     out.backward_bytes_sent = (cp - 1) * kv_bytes;
     return out;
@@ -421,10 +426,7 @@ RingAttentionCost ring_attention_cost(const RingAttentionInput& in, const Comput
         pass.cp_comm_hidden_s += hidden;
         pass.compute_s += hidden * interference;  // NCCL's kernels beside the attention
     };
-    auto memory = [&](PassCost& pass, double bytes, double kernels) {
-        pass.compute_s += gpu.memory_time(bytes, kernels);
-        pass.memory_bound_s += gpu.memory_time(bytes, kernels);
-    };
+    auto memory = [&](PassCost& pass, double bytes, double kernels) { add_memory_kernel(pass, gpu, bytes, kernels); };
     const double step_flops = out.earlier_step.forward_flops();
     for (int i = 0; i < cp; ++i) {
         const bool last = i == cp - 1;
