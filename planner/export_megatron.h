@@ -10,7 +10,9 @@
 //     the head dimension is not hidden/heads, GQA as --group-query-attention --num-query-groups;
 //   - ZeRO-1 as --use-distributed-optimizer with --overlap-grad-reduce --overlap-param-gather (the
 //     overlap the simulator assumes);
-//   - recompute full as --recompute-granularity full --recompute-method uniform --recompute-num-layers 1.
+//   - recompute full as --recompute-granularity full --recompute-method uniform --recompute-num-layers 1,
+//     and full recompute of only the first N layers of each chunk as --recompute-method block
+//     --recompute-num-layers N.
 // Data, tokenizer and optimizer flags are the user's: the script appends $EXTRA_ARGS.
 #pragma once
 #include <string>

@@ -194,13 +194,27 @@ PipelineOutput simulate_pipeline(const PipelineInput& in) {
             }
         }
         tl.dp_end_s = std::max(dp_free[r], tl.compute_end_s);
+    }
+    // The first and the last rank hold the tied embedding: they start its all-reduce together.
+    const bool tied_sync = in.tied_embedding_sync_s > 0 && pp > 1;
+    const double sync_start = tied_sync ? std::max(out.ranks[0].dp_end_s, out.ranks[pp - 1].dp_end_s) : 0.0;
+    for (int r = 0; r < pp; ++r) {
+        RankTimeline& tl = out.ranks[r];
+        double t = tl.dp_end_s;
+        if (tied_sync && (r == 0 || r == pp - 1)) {
+            tl.sync_wait_s = sync_start - tl.dp_end_s;
+            tl.sync_s = in.tied_embedding_sync_s;
+            t = sync_start + tl.sync_s;
+            if (in.record_trace)
+                out.trace.push_back({"tied-embedding all-reduce", track(r, "dp comm"), sync_start, tl.sync_s});
+        }
         const double comm = in.after_comm_s.empty() ? 0.0 : in.after_comm_s[r];
         const double opt = in.optimizer_s.empty() ? 0.0 : in.optimizer_s[r];
         if (in.record_trace) {
-            if (comm > 0) out.trace.push_back({"exposed dp comm", track(r, "dp comm"), tl.dp_end_s, comm});
-            if (opt > 0) out.trace.push_back({"optimizer", track(r, ""), tl.dp_end_s + comm, opt});
+            if (comm > 0) out.trace.push_back({"exposed dp comm", track(r, "dp comm"), t, comm});
+            if (opt > 0) out.trace.push_back({"optimizer", track(r, ""), t + comm, opt});
         }
-        tl.end_s = tl.dp_end_s + comm + opt;
+        tl.end_s = t + comm + opt;
         if (tl.end_s > out.step_s) {
             out.step_s = tl.end_s;
             out.critical_rank = r;

@@ -54,8 +54,12 @@ struct PipelineInput {
     // Compute slowdown while a bucket's collective runs beside the backward that released it
     // (NCCL's kernels take SMs and memory bandwidth; HardwareEfficiency::sm_interference).
     double interference = 0.0;
-    // Per pipeline rank, after its gradients are reduced: communication that stays exposed
-    // (tied-embedding all-reduce, ZeRO parameter all-gather) and the optimizer step.
+    // The tied embedding's gradient all-reduce between the first and the last pipeline rank, after
+    // both have reduced their data-parallel gradients (Megatron's finalize_model_grads): one
+    // collective, so the rank that gets there first waits for the other. 0: none.
+    double tied_embedding_sync_s = 0;
+    // Per pipeline rank, after its gradients are reduced (and the tied embedding's synced):
+    // communication that stays exposed (the ZeRO parameter all-gather) and the optimizer step.
     std::vector<double> after_comm_s, optimizer_s;
     bool record_trace = false;
     // With record_trace, per model stage: the ZeRO-3/FSDP weight gathers and gradient
@@ -71,6 +75,8 @@ struct RankTimeline {
     double pp_wait_s = 0;      // idle waiting for a point-to-point transfer
     double compute_end_s = 0;  // last action ends
     double dp_end_s = 0;       // last gradient bucket reduced
+    double sync_wait_s = 0;    // then idle until the other end of the pipeline joins the tied-embedding sync
+    double sync_s = 0;         // and in that sync
     double end_s = 0;          // optimizer step done
 };
 

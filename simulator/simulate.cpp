@@ -372,19 +372,19 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     // ---- after the backward: tied-embedding sync, ZeRO parameter gather, optimizer ----
     in.after_comm_s.assign(p.pp, 0.0);
     in.optimizer_s.assign(p.pp, 0.0);
+    if (m.tied_embeddings && p.pp > 1) {
+        RankCoords first, last;
+        last.pp = p.pp - 1;
+        const CommGroup ends =
+            make_comm_group(topo, {rank_of(first, p.placement, sizes), rank_of(last, p.placement, sizes)}, eff);
+        in.tied_embedding_sync_s = collective_time(Collective::all_reduce, blocks.embedding.parameters * grad_bytes, ends);
+    }
     for (int rank = 0; rank < p.pp; ++rank) {
         const double params = parameters_on_rank(m, p, rank);
         in.optimizer_s[rank] = optimizer_time(p.zero_stage >= 1 ? params / shard : params, p.precision, gpu);
         // The gradient buffer: the rank's whole share of the weights, sharded only under ZeRO-2/3.
         if (o.zero_gradient_buffer)
             in.optimizer_s[rank] += gradient_zeroing_time(p.zero_stage >= 2 ? params / shard : params, grad_bytes, gpu);
-        if (m.tied_embeddings && p.pp > 1 && (rank == 0 || rank == p.pp - 1)) {
-            RankCoords first, last;
-            last.pp = p.pp - 1;
-            const CommGroup ends = make_comm_group(
-                topo, {rank_of(first, p.placement, sizes), rank_of(last, p.placement, sizes)}, eff);
-            in.after_comm_s[rank] += collective_time(Collective::all_reduce, blocks.embedding.parameters * grad_bytes, ends);
-        }
         if (p.zero_stage >= 1 && p.zero_stage <= 2 && shard > 1 && !layerwise_zero2) {
             const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
             const double gather = nb * collective_time(Collective::all_gather, params / nb * gather_bytes, shard_group);
@@ -404,9 +404,11 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     t.recompute = tl.parts.recompute;
     t.tp_comm_exposed = tl.parts.tp_comm;
     t.cp_comm_exposed = tl.parts.cp_comm;
-    t.bubble = tl.bubble_s;
+    // Waiting for the other end of the pipeline to finish its backward is the pipeline's drain.
+    t.bubble = tl.bubble_s + tl.sync_wait_s;
     t.pp_comm_exposed = tl.pp_wait_s;
-    t.dp_comm_exposed = tl.parts.dp_comm + (tl.dp_end_s - tl.compute_end_s) + in.after_comm_s[sim.critical_rank];
+    t.dp_comm_exposed = tl.parts.dp_comm + (tl.dp_end_s - tl.compute_end_s) + tl.sync_s +
+                        in.after_comm_s[sim.critical_rank];
     t.optimizer = in.optimizer_s[sim.critical_rank];
     r.trace = sim.trace;
     const KernelKindTimes& per_microbatch = rank_kernels[sim.critical_rank];

@@ -127,6 +127,25 @@ TEST(PipelineSchedule, GradientBucketsOverlapTheLastBackward) {
     EXPECT_NEAR(simulate_pipeline(in).step_s, 7.0, 1e-9);
 }
 
+TEST(PipelineSchedule, TiedEmbeddingSyncWaitsForBothEnds) {
+    // 1F1B, p 3, m 2, f 1, b 2: the last rank's backwards end at 2 + 2 x 3 = 8 (its first forward
+    // waits for two upstream ones), the first rank's at (m + p - 1) x 3 = 12. The embedding's
+    // all-reduce (0.5) starts at 12 on both ends; the middle rank does not take part.
+    auto in = balanced(Schedule::one_f_one_b, 3, 2, 1);
+    in.tied_embedding_sync_s = 0.5;
+    in.optimizer_s = {0.25, 0.25, 4.0};  // the last rank's step outlasts the first's
+    const auto out = simulate_pipeline(in);
+    EXPECT_NEAR(out.ranks[2].dp_end_s, 8.0, 1e-9);
+    EXPECT_NEAR(out.ranks[0].dp_end_s, 12.0, 1e-9);
+    EXPECT_NEAR(out.ranks[2].sync_wait_s, 4.0, 1e-9);
+    EXPECT_NEAR(out.ranks[0].sync_wait_s, 0.0, 1e-9);
+    EXPECT_NEAR(out.ranks[1].sync_s, 0.0, 1e-9);
+    EXPECT_NEAR(out.ranks[0].end_s, 12.75, 1e-9);
+    EXPECT_NEAR(out.ranks[2].end_s, 12.0 + 0.5 + 4.0, 1e-9);
+    EXPECT_NEAR(out.step_s, 16.5, 1e-9);
+    EXPECT_EQ(out.critical_rank, 2);
+}
+
 // gpt2-1.5b with a 128-token vocabulary (small end stages) on 8 GPUs where communication is free,
 // as pp 4 x dp 2 with 16 microbatches of 1024 tokens.
 namespace {
