@@ -42,6 +42,7 @@ struct PlanArgs {
     std::optional<std::string> emit;
     std::optional<std::string> torchtitan_format;  // default "overrides"
     int threads = 0;
+    bool tp_comm_overlap = false;
 };
 
 constexpr double kMaxTrainingSteps = 9007199254740992.0;  // 2^53
@@ -151,6 +152,13 @@ void run_plan(const PlanArgs& a) {
     check_precision_peak(c, precision, cluster_origin);
     check_framework_precision(framework, precision, cluster_origin);
     o.simulate = simulate_options_for(framework, precision);
+    if (a.tp_comm_overlap) {
+        if (framework == Framework::deepspeed || framework == Framework::torchtitan)
+            throw InputError(fmt::format("--tp-comm-overlap with --emit {}: expected only with --emit megatron or no "
+                                         "--emit (Transformer Engine's userbuffer overlap is Megatron's --tp-comm-overlap)",
+                                         *a.emit));
+        o.simulate.tp_comm_overlap = true;
+    }
     // stdout holds the exported config or the JSON when either goes there.
     Printer pr{a.emit ? stderr : table};
     if (o.objective == Objective::tokens_per_dollar && !(c.price_per_gpu_hour > 0))
@@ -223,10 +231,16 @@ void run_plan(const PlanArgs& a) {
                 default_model ? " (built-in default model)" : "", c.num_gpus(), c.name,
                 default_cluster ? " (built-in default cluster)" : "", c.num_nodes, c.num_nodes == 1 ? "" : "s",
                 c.gpus_per_node, c.gpu.name, c.gpu.memory_GiB);
-        pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}; objective {}; memory headroom {:.0f}%{}",
+        // What the generic stack assumes where Megatron-LM's defaults differ (its fp32 main gradients).
+        std::string stack;
+        if (framework == Framework::any && (req.precision == Precision::bf16 || req.precision == Precision::fp8) &&
+            !o.simulate.grad_reduce_in_fp32)
+            stack += " with 16-bit gradients (as NeMo's performance recipes; --emit megatron or deepspeed prices fp32 ones)";
+        if (o.simulate.tp_comm_overlap) stack += "; TP communication overlapped inside a node (--tp-comm-overlap)";
+        pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}{}; objective {}; memory headroom {:.0f}%{}",
                 req.global_batch_size, req.seq_length, human_count(double(req.global_batch_size) * req.seq_length),
-                a.global_batch ? "" : default_batch_reason(req),
-                to_string(req.precision), to_string(o.objective), 100 * o.memory_headroom,
+                a.global_batch ? "" : default_batch_reason(req), to_string(req.precision), stack,
+                to_string(o.objective), 100 * o.memory_headroom,
                 a.emit ? fmt::format("; only plans {} runs", *a.emit) : std::string());
         result = search_plans(m, c, req, o);
         if (o.progress) fmt::print(stderr, "\r{:100}\r", "");
@@ -267,6 +281,7 @@ void run_plan(const PlanArgs& a) {
 
     if (a.emit) {
         ExportOptions eo;
+        eo.tp_comm_overlap = o.simulate.tp_comm_overlap;
         if (budget) eo.train_iters = (long long)budget->steps;
         const SimulationResult& win = result.best.front();
         Emitted e = framework == Framework::megatron    ? export_megatron(m, win, c, eo)
@@ -329,6 +344,10 @@ void add_plan(CLI::App& app) {
                     "overrides (command-line --section.key, default) | toml (v0.1-v0.2 job config)")
         ->check(CLI::IsMember({"overrides", "toml"}));
     cmd->add_option("--threads", a->threads, "search threads (default: every core)")->check(CLI::Range(0, 256));
+    cmd->add_flag("--tp-comm-overlap", a->tp_comm_overlap,
+                  "price TP collectives overlapped with their GEMMs inside a node (Megatron's --tp-comm-overlap, "
+                  "Transformer Engine's userbuffers, as NeMo's recipes run): sequence parallelism on with TP; "
+                  "--emit megatron writes the flag");
     cmd->callback([a] { run_plan(*a); });
 }
 

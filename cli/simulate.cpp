@@ -46,6 +46,7 @@ struct SimulateArgs {
     bool all_forwards_first = false;
     bool torch_context_parallel = false;
     bool all_gather_context_parallel = false;
+    bool tp_comm_overlap = false;
     std::optional<std::string> framework;
     std::set<std::string> given;  // the options on the command line (over a framework's defaults)
 };
@@ -96,7 +97,7 @@ void run_simulate(const SimulateArgs& a) {
     // Otherwise dp fills the whole cluster.
     const bool sized_by_plan = !a.gpus && (!a.plan.plan_file.empty() || a.plan.dp);
     Plan p = resolve_plan(a.plan, m, sized_by_plan ? 0 : c.num_gpus(), std::string(to_string(default_precision(c.gpu))));
-    if (sized_by_plan && p.world_size() < c.num_gpus())
+    if (sized_by_plan && p.world_size() != c.num_gpus())
         c = resize_cluster(c, p.world_size(), "the plan's tp*pp*dp*cp (no --gpus)");
     check_precision_peak(c, p.precision, a.cluster);
     // A framework (--framework, or the plan file's "framework" from plan --emit) starts from the
@@ -134,6 +135,7 @@ void run_simulate(const SimulateArgs& a) {
     if (given("--torch-cross-entropy")) o.torch_cross_entropy = a.torch_cross_entropy;
     if (given("--all-forwards-first")) o.all_forwards_first_at_m_equal_pp = a.all_forwards_first;
     if (given("--torch-context-parallel")) o.torch_context_parallel = a.torch_context_parallel;
+    if (given("--tp-comm-overlap")) o.tp_comm_overlap = a.tp_comm_overlap;
     if (given("--all-gather-context-parallel") && a.all_gather_context_parallel) {
         o.all_gather_context_parallel = true;
         o.torch_context_parallel = false;  // in place of a framework's own way (torchtitan's ring)
@@ -238,6 +240,9 @@ void add_simulate(CLI::App& app) {
                   "attention and kept for the backward, dK/dV reduce-scattered after it, neither hidden; default: "
                   "Transformer Engine's ring")
         ->excludes("--torch-context-parallel");
+    cmd->add_flag("--tp-comm-overlap", args->tp_comm_overlap,
+                  "TP collectives beside their GEMMs, inside a node (Megatron's --tp-comm-overlap: Transformer "
+                  "Engine's userbuffers; Megatron requires --sequence-parallel with it)");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")

@@ -54,6 +54,13 @@ std::vector<std::string> plan_differences(const Plan& a, const Plan& b) {
     return out;
 }
 
+// Seconds to the millisecond, and to three significant figures below 10 ms, where a small
+// model's whole gap would read "0.000 s".
+std::string seconds_text(double s, bool sign = false) {
+    if (std::abs(s) >= 0.01 || s == 0.0) return sign ? fmt::format("{:+.3f} s", s) : fmt::format("{:.3f} s", s);
+    return sign ? fmt::format("{:+.3g} s", s) : fmt::format("{:.3g} s", s);
+}
+
 std::string join(const std::vector<std::string>& parts, const char* sep) {
     std::string s;
     for (const auto& p : parts) s += (s.empty() ? "" : sep) + p;
@@ -117,11 +124,11 @@ std::string explain_winner(const SearchResult& r, Objective o) {
                         a.step_time_s * a.plan.world_size(), a.plan.world_size(), b.step_time_s * b.plan.world_size(),
                         b.plan.world_size());
     } else if (b.step_time_s - a.step_time_s < 1e-4 * b.step_time_s) {
-        s = fmt::format("#1 ties with #2 (within 0.01% of {:.3f} s per step) and is listed first", a.step_time_s);
+        s = fmt::format("#1 ties with #2 (within 0.01% of {} per step) and is listed first", seconds_text(a.step_time_s));
         if (a.memory_GiB.peak < b.memory_GiB.peak) s += " for needing less memory";
     } else {
         const double gap = b.step_time_s - a.step_time_s;
-        s = fmt::format("#1 is {:.3f} s ({:.2f}%) faster per step than #2", gap, 100 * gap / b.step_time_s);
+        s = fmt::format("#1 is {} ({:.2f}%) faster per step than #2", seconds_text(gap), 100 * gap / b.step_time_s);
     }
     s += diffs.empty() ? "." : fmt::format(" ({}).", join(diffs, ", "));
 
@@ -144,7 +151,7 @@ std::string explain_winner(const SearchResult& r, Objective o) {
     std::vector<std::string> lines;
     for (const Part& p : parts) {
         if (std::abs(p.delta) < 1e-4 * b.step_time_s || lines.size() >= 4) continue;
-        lines.push_back(fmt::format("{} {:+.3f} s", p.name, p.delta));
+        lines.push_back(fmt::format("{} {}", p.name, seconds_text(p.delta, true)));
     }
     if (!lines.empty()) s += " Seconds per step, #1 minus #2: " + join(lines, ", ") + ".";
     if (o != Objective::memory && a.memory_GiB.peak != b.memory_GiB.peak)

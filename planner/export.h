@@ -17,6 +17,7 @@ struct Emitted {
 // Training length for the exported config; 0 leaves the framework's own (or the user's) choice.
 struct ExportOptions {
     long long train_iters = 0;
+    bool tp_comm_overlap = false;  // the search priced TP collectives overlapped with their GEMMs
 };
 
 // fp8 GEMMs need tensor cores of compute capability 8.9 or newer (Transformer Engine, torchao's

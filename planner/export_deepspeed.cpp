@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/json_io.h"
+#include "planner/search_space.h"
 
 namespace tessel {
 
@@ -45,8 +46,12 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
     zero["contiguous_gradients"] = true;
     zero["reduce_scatter"] = true;
     zero["allgather_partitions"] = true;
-    zero["reduce_bucket_size"] = 500000000;
-    zero["allgather_bucket_size"] = 500000000;
+    // The buckets the search priced (grad_bucket_parameters), not DeepSpeed's 5e8: its overlap_comm
+    // keeps buffers of several buckets, which at 5e8 elements come to gigabytes the memory
+    // model does not hold, and larger buckets leave a longer reduction after the backward.
+    const auto bucket = static_cast<long long>(simulate_options_for(Framework::deepspeed, p.precision).grad_bucket_parameters);
+    zero["reduce_bucket_size"] = bucket;
+    zero["allgather_bucket_size"] = bucket;
     if (stage == 3) {
         zero["stage3_prefetch_bucket_size"] = 50000000;
         zero["stage3_param_persistence_threshold"] = 100000;
@@ -83,10 +88,12 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
     if (p.tp > 1 || p.pp > 1)
         e.notes.push_back(fmt::format("the JSON has no TP/PP degree: run it with Megatron-DeepSpeed and "
                                       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} "
-                                      "--global-batch-size {} --deepspeed --deepspeed_config <this file> --zero-stage {}{}, "
+                                      "--global-batch-size {}{} --deepspeed --deepspeed_config <this file> --zero-stage {}{}, "
                                       "with the model's shape flags (--emit megatron writes Megatron-LM's spelling of them)",
-                                      p.tp, p.pp, p.microbatch_size, p.global_batch_size, stage,
-                                      p.pp == 1 ? " --no-pipeline-parallel" : ""));
+                                      p.tp, p.pp, p.microbatch_size, p.global_batch_size,
+                                      // Megatron's own weights' dtype: the config's fp16/bf16 block does not set it.
+                                      p.precision == Precision::fp16 ? " --fp16" : p.precision == Precision::fp32 ? "" : " --bf16",
+                                      stage, p.pp == 1 ? " --no-pipeline-parallel" : ""));
     if (p.pp > 1 && m.num_layers % p.pp != 0)
         e.notes.push_back(fmt::format("{} layers over {} stages: Megatron-DeepSpeed's partition_method "
                                       "\"type:transformer\" gives the first stages the extra layers, not the split "

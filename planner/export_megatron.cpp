@@ -87,7 +87,10 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     model.push_back("--make-vocab-size-divisible-by 128");
 
     std::vector<std::string> parallel;
-    parallel.push_back(fmt::format("--tensor-model-parallel-size {}{}", p.tp, p.sequence_parallel ? " --sequence-parallel" : ""));
+    // Transformer Engine's userbuffer overlap, as priced (plan --tp-comm-overlap keeps SP on with TP).
+    const bool tp_overlap = o.tp_comm_overlap && p.tp > 1 && p.sequence_parallel;
+    parallel.push_back(fmt::format("--tensor-model-parallel-size {}{}{}", p.tp, p.sequence_parallel ? " --sequence-parallel" : "",
+                                   tp_overlap ? " --tp-comm-overlap" : ""));
     std::string pipe = fmt::format("--pipeline-model-parallel-size {}", p.pp);
     if (p.virtual_stages > 1 && m.num_layers % (p.pp * p.virtual_stages) == 0) {
         pipe += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", m.num_layers / (p.pp * p.virtual_stages));
@@ -152,6 +155,10 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
          "${RECOMPUTE_ARGS[@]+\"${RECOMPUTE_ARGS[@]}\"} \\\n"
          "  ${EXTRA_ARGS:-}\n";
 
+    if (tp_overlap)
+        e.notes.push_back("--tp-comm-overlap, as the plan was priced: Transformer Engine's userbuffers run the TP "
+                          "all-gathers and reduce-scatters beside their GEMMs (Transformer Engine built with them; "
+                          "the TP group inside one node)");
     if (p.tp > m.num_kv_heads)
         e.notes.push_back(fmt::format("TP {} exceeds the {} KV heads: each TP rank keeps a replicated KV head, which "
                                       "needs Megatron-Core >= 0.16 (num_query_groups a divisor of TP)",

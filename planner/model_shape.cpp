@@ -16,7 +16,7 @@ ModelSpec shape(int hidden, int layers, int seq_length) {
     m.num_layers = layers;
     m.head_dim = 128;
     m.num_attention_heads = hidden / 128;
-    m.num_kv_heads = m.num_attention_heads % 8 == 0 ? 8 : 4;  // 4 when the width is an odd multiple of 512
+    m.num_kv_heads = 8;  // Llama 3 at every size (Dubey et al. 2024, Table 3); the widths are multiples of 1024
     m.ffn_hidden_size = int(std::lround(3.5 * hidden / 256.0)) * 256;
     m.vocab_size = kLlama3Vocab;
     m.seq_length = seq_length;
@@ -41,7 +41,9 @@ double largest_llama_style_parameters(int seq_length) {
 ModelSpec llama_style_model(double parameters, int seq_length) {
     ModelSpec best;
     double best_distance = 1e300;
-    for (int hidden = 1024; hidden <= kWidestShape; hidden += 512) {
+    // Widths in steps of 1024: heads of 128 in multiples of 8, so the 8 KV heads divide them and a
+    // TP of 8 splits both.
+    for (int hidden = 1024; hidden <= kWidestShape; hidden += 1024) {
         const ModelSpec one = shape(hidden, 1, seq_length);
         const auto pc = count_parameters(one);
         const double per_layer = double(pc.per_layer);

@@ -6,8 +6,8 @@
 // token vocabulary. Width over depth near 128, the aspect ratio of Llama-2 7B/13B and Llama-3 8B
 // (4096/32, 5120/40, 4096/32; 70B has 102, 405B 130) — Kaplan et al. 2020 (§3.1, Fig. 5) found loss
 // flat over a wide band of aspect ratios, so this one is a convention, not an optimum. The width is
-// a multiple of 512 (8 KV heads, or 4 when the head count is not a multiple of 8); the depth then
-// matches the parameter count.
+// a multiple of 1024 (a multiple of 8 heads, which the 8 KV heads divide); the depth then matches
+// the parameter count.
 #pragma once
 #include "core/model_spec.h"
 

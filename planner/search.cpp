@@ -404,8 +404,11 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
             pool.emplace_back([&, t] {
                 try {
                     const StepBound bound(m, c, sim);
-                    parts[t] = enumerate(m, c, req, result.world_sizes, bound, activations, o.objective,
-                                         limits_for(o.framework), t, threads);
+                    SpaceLimits limits = limits_for(o.framework);
+                    // The overlap needs sequence parallelism's collectives (layer_cost.cpp).
+                    if (o.simulate.tp_comm_overlap) limits.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
+                    parts[t] = enumerate(m, c, req, result.world_sizes, bound, activations, o.objective, limits, t,
+                                         threads);
                 } catch (...) {
                     std::lock_guard<std::mutex> lock(error_mutex);
                     if (!error) error = std::current_exception();

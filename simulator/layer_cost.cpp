@@ -64,7 +64,9 @@ struct PassBuilder {
     void tp_collective(PassCost& pass, Collective c, double bytes, double beside_s = 0) const {
         if (tp.size < 2) return;
         const double t = collective_time(c, bytes, tp);
-        if (!overlap.tp_comm_overlap || beside_s <= 0) {
+        // Transformer Engine's userbuffers reach the other TP ranks' memory over NVLink: a TP group
+        // that spans nodes runs its collectives through NCCL, unhidden.
+        if (!overlap.tp_comm_overlap || beside_s <= 0 || tp.num_nodes > 1) {
             pass.tp_comm_s += t;
             return;
         }
@@ -97,7 +99,11 @@ void add_memory_kernel(PassCost& pass, const ComputeModel& gpu, double bytes, do
 }  // namespace
 
 BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& gpu, const CommGroup& tp,
-                         const CommGroup& cp, const OverlapOptions& o) {
+                         const CommGroup& cp, const OverlapOptions& options) {
+    // Transformer Engine overlaps an all-gather into a GEMM or a GEMM into a reduce-scatter: the
+    // collectives of sequence parallelism (Megatron refuses --tp-comm-overlap without it).
+    OverlapOptions o = options;
+    o.tp_comm_overlap = options.tp_comm_overlap && p.sequence_parallel;
     const PassBuilder b{gpu, tp, o, p.precision == Precision::fp8};
     const double E = element_bytes(p.precision);
     const double t = p.tp;

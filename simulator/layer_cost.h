@@ -39,6 +39,7 @@ struct BlockCost {
 // never exceeds a simulation; simulate() sets every field from SimulateOptions.
 struct OverlapOptions {
     bool tp_comm_overlap = false;  // Megatron/Transformer Engine userbuffers: TP collectives run beside the GEMMs
+                                   // (with sequence parallelism, a TP group inside one node or NVLink domain)
     AttentionKernel attention = AttentionKernel::flash;
     bool dropout = false;          // the model trains with dropout (the unfused attention stores its mask)
     // Elementwise work between the GEMMs. Fused: one kernel per fused group (Megatron's

@@ -383,6 +383,10 @@ void check_deepspeed(const ModelSpec& m, const Plan& p) {
                       std::string::npos)
                 << n;
             EXPECT_NE(n.find("--deepspeed --deepspeed_config"), std::string::npos) << n;
+            // Megatron's weights take the config's 16-bit type: its own flag for it.
+            const bool bf16 = j["bf16"]["enabled"].get<bool>(), fp16 = j["fp16"]["enabled"].get<bool>();
+            EXPECT_EQ(n.find(" --bf16 ") != std::string::npos, bf16) << n;
+            EXPECT_EQ(n.find(" --fp16 ") != std::string::npos, fp16) << n;
         }
     }
     EXPECT_EQ(recompute_note, p.recompute != Recompute::none);
@@ -742,6 +746,33 @@ TEST(ExportDeepSpeed, BatchIdentityAndKeys) {
     Plan fp16 = make_plan(1, 1, 8, 1, 4, 64, 2048);
     fp16.precision = Precision::fp16;
     check_deepspeed(m, fp16);
+}
+
+TEST(ExportMegatron, WritesTpCommOverlapWhereItWasPriced) {
+    // Megatron-LM's --tp-comm-overlap asserts --sequence-parallel; the flag goes where the search
+    // priced the overlap and the plan has TP with sequence parallelism.
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    ExportOptions priced;
+    priced.tp_comm_overlap = true;
+    auto script = [&](const Plan& p, const ExportOptions& o) { return export_megatron(m, winner(p), c, o).text; };
+    const Plan tp_sp = make_plan(4, 4, 4, 1, 1, 64, 8192, 1, 1, Recompute::none, true);
+    EXPECT_NE(script(tp_sp, priced).find("--sequence-parallel --tp-comm-overlap"), std::string::npos);
+    EXPECT_EQ(script(tp_sp, {}).find("--tp-comm-overlap"), std::string::npos);
+    EXPECT_EQ(script(make_plan(1, 4, 16, 1, 1, 64, 8192, 1, 1), priced).find("--tp-comm-overlap"), std::string::npos);
+}
+
+TEST(ExportDeepSpeed, WritesTheBucketsTheSearchPriced) {
+    // A DeepSpeed search prices its gradient reduction in buckets of the stack's size; the config
+    // must run those buckets, not DeepSpeed's default 5e8 (whose overlap_comm buffers the memory
+    // model does not hold).
+    const ModelSpec m = load_model("llama3-8b");
+    const double priced = simulate_options_for(Framework::deepspeed, Precision::bf16).grad_bucket_parameters;
+    const auto j = json::parse(export_deepspeed(m, winner(make_plan(1, 1, 16, 1, 2, 512, 8192, 1, 1)),
+                                                load_cluster("dgx-h100")).text);
+    EXPECT_EQ(j["zero_optimization"]["reduce_bucket_size"].get<double>(), priced);
+    EXPECT_EQ(j["zero_optimization"]["allgather_bucket_size"].get<double>(), priced);
+    EXPECT_LT(priced, 5e8);
 }
 
 TEST(ExportDeepSpeed, NotesAnUnevenPipelineSplit) {

@@ -97,6 +97,12 @@ TEST(Ranking, ExplainsWhichComponentsDiffer) {
     EXPECT_NE(why.find("pipeline bubble -1.500 s"), std::string::npos) << why;
     EXPECT_NE(why.find("exposed DP comm +0.500 s"), std::string::npos) << why;
     EXPECT_EQ(why.find("compute"), std::string::npos) << why;  // equal components are not listed
+    // A small model's gap of 0.3 ms keeps its figures (not "0.000 s").
+    SearchResult small = r;
+    small.best[0].step_time_s = 0.0100;
+    small.best[1].step_time_s = 0.0103;
+    const std::string small_why = explain_winner(small, Objective::time);
+    EXPECT_NE(small_why.find("#1 is 0.0003 s (2.91%)"), std::string::npos) << small_why;
     // By memory, a few MiB apart are said in MiB (not "0.00 GiB less").
     r.best[0].memory_GiB.peak = 60.0;
     r.best[1].memory_GiB.peak = 60.0 + 5.0 / 1024;

@@ -233,6 +233,29 @@ TEST(Search, ExportTargetsSplitTheKvHeadsOverTp) {
     }
 }
 
+TEST(Search, TensorParallelOverlapKeepsSequenceParallelOnAndPaysOff) {
+    // Priced with Transformer Engine's TP overlap, every TP plan runs sequence parallelism (the
+    // overlap needs its collectives), and no plan is slower than the same search without it.
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 64);
+    const PlanRequest req = complete_request(m, c, 0, 0);
+    SearchOptions o;
+    o.top_k = 20;
+    o.framework = Framework::megatron;
+    o.simulate = simulate_options_for(Framework::megatron, req.precision);
+    const auto plain = search_plans(m, c, req, o).best;
+    o.simulate.tp_comm_overlap = true;
+    const auto overlapped = search_plans(m, c, req, o).best;
+    ASSERT_FALSE(overlapped.empty());
+    bool tp_plans = false;
+    for (const auto& r : overlapped) {
+        tp_plans |= r.plan.tp > 1;
+        EXPECT_EQ(r.plan.sequence_parallel, r.plan.tp > 1) << r.plan.describe();
+    }
+    EXPECT_TRUE(tp_plans);
+    EXPECT_LE(overlapped.front().step_time_s, plain.front().step_time_s);
+}
+
 TEST(Search, ThreadCountDoesNotChangeTheRanking) {
     const ModelSpec m = load_model("llama2-7b");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 32);

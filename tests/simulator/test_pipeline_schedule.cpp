@@ -325,3 +325,25 @@ TEST(Simulate, TraceShowsTheSameTensorParallelCollectivesWithOrWithoutOverlap) {
     EXPECT_GT(overlapped_hidden, 0.5 * overlapped);
     EXPECT_NEAR(overlapped, plain, 1e-9 * plain);
 }
+
+TEST(Simulate, TensorParallelOverlapNeedsSequenceParallelInsideANode) {
+    // Transformer Engine overlaps the all-gathers and reduce-scatters of sequence parallelism with
+    // their GEMMs over NVLink: without sequence parallelism, or with a TP group across nodes, the
+    // overlap flag changes nothing.
+    const ModelSpec m = load_model("llama3-8b");
+    auto step = [&](int tp, bool sp, bool overlap) {
+        Plan p;
+        p.tp = tp;
+        p.microbatch_size = 1;
+        p.global_batch_size = 1;
+        p.seq_length = 8192;
+        p.sequence_parallel = sp;
+        SimulateOptions o;
+        o.tp_comm_overlap = overlap;
+        return simulate(m, resize_cluster(load_cluster("dgx-h100"), tp), p, o).time_s.tp_comm_exposed;
+    };
+    EXPECT_LT(step(8, true, true), 0.5 * step(8, true, false));
+    EXPECT_DOUBLE_EQ(step(8, false, true), step(8, false, false));
+    EXPECT_GT(step(16, true, false), 0.0);  // two nodes of 8
+    EXPECT_DOUBLE_EQ(step(16, true, true), step(16, true, false));
+}
