@@ -30,6 +30,10 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f, bool plan_required) {
     cmd.add_option("--recompute-layers", f.recompute_layers,
                    "with --recompute full: layers of each model chunk recomputed, the rest keep their activations "
                    "(Megatron's --recompute-method block --recompute-num-layers; 0: all)");
+    cmd.add_option("--lm-head-layers", f.lm_head_layers,
+                   "with --pp > 1: the LM head counts as N layers in the pipeline split, the last chunk holding N "
+                   "fewer (Megatron's --account-for-loss-in-pipeline-split is 1; torchtitan's "
+                   "pipeline_parallel_last_stage_less_layers)");
     cmd.add_option("--schedule", f.schedule, "gpipe|1f1b|interleaved");
     cmd.add_option("--precision", f.precision, "bf16|fp16|fp32|fp8");
     cmd.add_option("--placement", f.placement, "order of dimensions, innermost first, e.g. tp-cp-dp-pp");
@@ -94,6 +98,7 @@ Plan resolve_plan(const PlanFlags& f, const ModelSpec& m, int world_size,
     set("sequence_parallel", "--sequence-parallel", f.sequence_parallel);
     set("recompute", "--recompute", f.recompute);
     set("recompute_layers", "--recompute-layers", f.recompute_layers);
+    set("lm_head_layers", "--lm-head-layers", f.lm_head_layers);
     set("schedule", "--schedule", f.schedule);
     set("precision", "--precision", f.precision);
     set("placement", "--placement", f.placement);

@@ -23,7 +23,7 @@ inline constexpr int kDefaultGpus = 64;
 struct PlanFlags {
     std::string plan_file;
     std::optional<int> tp, pp, dp, cp, zero_stage, microbatch_size, global_batch_size, seq_length, virtual_stages,
-        recompute_layers;
+        recompute_layers, lm_head_layers;
     std::optional<bool> sequence_parallel;
     std::optional<std::string> recompute, schedule, precision, placement;
 };

@@ -94,7 +94,7 @@ std::vector<std::string> differences(const std::string& prefix, const json& a, c
 // precision, which is checked against what the run computed in (tessel run's plan may say bf16
 // while it computes fp32).
 std::vector<std::string> plan_differences(const json& a, const json& b) {
-    static const json defaults = {{"recompute_layers", 0}};
+    static const json defaults = {{"recompute_layers", 0}, {"lm_head_layers", 0}};
     return differences("plan", a, b, {"framework", "precision"}, defaults);
 }
 

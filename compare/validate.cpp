@@ -803,7 +803,7 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
         none.recompute = Recompute::none;
         const auto bare = with_knobs(c, none);
         if (!bare || fits(*bare)) return std::nullopt;
-        const auto chunks = layers_per_chunk(c.model.num_layers, c.plan.pp, k.virtual_stages);
+        const auto chunks = layers_per_chunk(c.model.num_layers, c.plan.pp, k.virtual_stages, c.plan.lm_head_layers);
         auto with_layers = [&](int layers) {
             Knobs b = k;
             b.recompute = Recompute::full;

@@ -38,6 +38,7 @@ std::string Plan::describe() const {
     if (sequence_parallel) s += " sp";
     if (recompute != Recompute::none) s += fmt::format(" rc-{}", to_string(recompute));
     if (recompute == Recompute::full && recompute_layers > 0) s += fmt::format("{}", recompute_layers);
+    if (lm_head_layers > 0) s += fmt::format(" head{}", lm_head_layers);
     return s;
 }
 
@@ -60,6 +61,7 @@ Plan parse_plan(const json& j, const std::string& file) {
     if (p.recompute_layers > 0 && p.recompute != Recompute::full)
         throw input_error(file, "recompute_layers", "0 unless recompute is \"full\" (the layers of each chunk it recomputes)",
                           fmt::format("{} with recompute \"{}\"", p.recompute_layers, to_string(p.recompute)));
+    p.lm_head_layers = int(r.integer("lm_head_layers", 0, 0, 1 << 20));
     std::string default_schedule = p.virtual_stages > 1 ? "interleaved" : "1f1b";
     p.schedule = parse_schedule(r.choice("schedule", {"gpipe", "1f1b", "interleaved"}, default_schedule));
     if (p.virtual_stages > 1 && p.schedule != Schedule::interleaved)
@@ -102,6 +104,7 @@ json to_json(const Plan& p) {
                 {"precision", to_string(p.precision)},
                 {"placement", p.placement}};
     if (p.recompute_layers > 0) j["recompute_layers"] = p.recompute_layers;
+    if (p.lm_head_layers > 0) j["lm_head_layers"] = p.lm_head_layers;
     if (!p.framework.empty()) j["framework"] = p.framework;
     return j;
 }
@@ -115,11 +118,16 @@ double recomputed_layer_fraction(const Plan& p, int num_layers) {
     if (p.recompute_layers <= 0 || num_layers <= 0) return 1.0;
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     int recomputed = 0;
-    for (int layers : layers_per_chunk(num_layers, p.pp, v)) recomputed += layers_in_recompute_mode(p, layers);
+    for (int layers : layers_per_chunk(num_layers, p.pp, v, p.lm_head_layers)) recomputed += layers_in_recompute_mode(p, layers);
     return double(recomputed) / num_layers;
 }
 
-std::vector<int> layers_per_chunk(int num_layers, int pp, int v) {
+std::vector<int> layers_per_chunk(int num_layers, int pp, int v, int lm_head_layers) {
+    if (lm_head_layers > 0) {
+        std::vector<int> out = layers_per_chunk(num_layers + lm_head_layers, pp, v);
+        out.back() -= lm_head_layers;
+        return out;
+    }
     const int chunks = pp * v;
     std::vector<int> out(chunks, num_layers / chunks);
     int extra = num_layers % chunks;
@@ -148,7 +156,11 @@ std::vector<int> layers_per_chunk(int num_layers, int pp, int v) {
 // layers, the spares fill the middle chunks from the centre out, so the middles come out equal
 // when there are none (e = 0) or enough for every middle (e >= n - 2); otherwise every middle takes
 // q + 1 and the two ends share the L - (n - 2)(q + 1) = 2q + e - n + 2 left, at least one each.
-bool pipeline_split_supported(int num_layers, int pp, int v) {
+bool pipeline_split_supported(int num_layers, int pp, int v, int lm_head_layers) {
+    if (lm_head_layers > 0) {
+        if (pp < 2 || !pipeline_split_supported(num_layers + lm_head_layers, pp, v)) return false;
+        return layers_per_chunk(num_layers + lm_head_layers, pp, v).back() > lm_head_layers;
+    }
     if (pp < 1 || v < 1 || std::int64_t(pp) * v > num_layers) return false;
     const int n = pp * v, q = num_layers / n, e = num_layers % n;
     return n <= 3 || e == 0 || e >= n - 2 || 2 * q + e - n + 2 >= 2;
@@ -175,7 +187,13 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
     if (p.pp * p.virtual_stages > m.num_layers)
         throw input_error(file, "pp", fmt::format("pp*virtual_stages at most the model's {} layers", m.num_layers),
                           fmt::format("{}*{}", p.pp, p.virtual_stages));
-    if (p.virtual_stages > 1 && !pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages))
+    if (p.lm_head_layers > 0 && !pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers))
+        throw input_error(file, "lm_head_layers",
+                          fmt::format("0 without a pipeline, else a count the last of the {} chunks can give up and "
+                                      "keep a layer (the {} layers plus it split as for virtual_stages)",
+                                      p.pp * p.virtual_stages, m.num_layers),
+                          std::to_string(p.lm_head_layers));
+    if (p.virtual_stages > 1 && !pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers))
         throw input_error(file, "virtual_stages",
                           fmt::format("a count that splits the {} layers into pp*virtual_stages equal chunks, or equal "
                                       "but for a shorter first and last chunk",

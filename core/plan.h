@@ -22,6 +22,12 @@ struct Plan {
     // rest keeping their activations (Megatron's --recompute-method block --recompute-num-layers N,
     // NeMo's recompute_num_layers); 0: every layer.
     int recompute_layers = 0;
+    // The LM head (with the loss) counted as this many transformer layers when the layers are split
+    // over the pipeline's model chunks: the last chunk holds that many fewer than an even split of
+    // num_layers + lm_head_layers gives it, so the stage that also runs the head is not the slowest
+    // (Megatron-Core's --account-for-loss-in-pipeline-split counts it as 1, torchtitan's
+    // pipeline_parallel_last_stage_less_layers as N). 0: the layers alone are split.
+    int lm_head_layers = 0;
     Schedule schedule = Schedule::one_f_one_b;
     Precision precision = Precision::bf16;
     std::string placement = "tp-cp-dp-pp";  // innermost (packed inside a node first) to outermost
@@ -52,14 +58,17 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
 // Layers on each model chunk, first chunk first (len pp * virtual_stages); uneven splits give the
 // extra layers to the middle stages, which the first (embedding) and last (LM head) stages spare,
 // and where the middle chunks would then differ, every middle chunk one more than the even share
-// and the two ends the rest.
-std::vector<int> layers_per_chunk(int num_layers, int pp, int virtual_stages);
+// and the two ends the rest. With lm_head_layers k: the split of num_layers + k, less k on the last
+// chunk (Plan::lm_head_layers).
+std::vector<int> layers_per_chunk(int num_layers, int pp, int virtual_stages, int lm_head_layers = 0);
 // Whether layers_per_chunk's split is one the frameworks can express: every chunk equal but the
 // first (which also holds the embedding) and the last (the LM head), which may hold fewer. That is
 // Megatron's --decoder-first/last-pipeline-num-layers without interleaving, its
 // --pipeline-model-parallel-layout with it, and torchtitan's pipeline_parallel_layers_per_stage
 // with first/last_stage_less_layers; Llama 3 405B trained its 126 layers on 16 stages that way.
-bool pipeline_split_supported(int num_layers, int pp, int virtual_stages);
+// With lm_head_layers k: that of num_layers + k, whose last chunk keeps at least one layer after
+// giving up k.
+bool pipeline_split_supported(int num_layers, int pp, int virtual_stages, int lm_head_layers = 0);
 
 // Of a model chunk's `chunk_layers` layers, how many run under the plan's recompute mode, first in
 // the chunk: all of them, except under full recompute with recompute_layers N > 0 (Megatron's block

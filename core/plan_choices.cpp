@@ -23,11 +23,13 @@ std::vector<int> microbatch_sizes(int global_batch_size, int dp) {
     return out;
 }
 
-std::vector<int> virtual_stage_counts(int num_layers, int pp) {
-    std::vector<int> out{1};
+std::vector<int> virtual_stage_counts(int num_layers, int pp, int lm_head_layers) {
+    std::vector<int> out;
+    if (lm_head_layers == 0) out.push_back(1);
+    else if (pipeline_split_supported(num_layers, pp, 1, lm_head_layers)) out.push_back(1);
     if (pp < 2) return out;
     for (int v = 2; pp * v <= num_layers; ++v)
-        if (pipeline_split_supported(num_layers, pp, v)) out.push_back(v);
+        if (pipeline_split_supported(num_layers, pp, v, lm_head_layers)) out.push_back(v);
     return out;
 }
 

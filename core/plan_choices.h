@@ -18,8 +18,10 @@ inline constexpr int kMaxMicrobatch = 64;
 
 // Virtual stages for a pipeline of pp ranks: 1, and when pp > 1 every v >= 2 whose pp*v chunks
 // split the layers evenly, or evenly but for a shorter first and last chunk (core/plan.h's
-// pipeline_split_supported; the exporters write the uneven splits as a layout).
-std::vector<int> virtual_stage_counts(int num_layers, int pp);
+// pipeline_split_supported; the exporters write the uneven splits as a layout). With
+// lm_head_layers k > 0 (Plan::lm_head_layers): the counts, 1 included, whose split of the layers
+// plus k leaves the last chunk a layer after it gives up k.
+std::vector<int> virtual_stage_counts(int num_layers, int pp, int lm_head_layers = 0);
 
 // Block recompute (full recompute of only the first N layers of each chunk, Megatron's
 // --recompute-method block): the fewest N in [1, most - 1] for which fits(N) holds, memory falling

@@ -203,7 +203,7 @@ RunResult train(const TrainOptions& o, std::unique_ptr<Communicator> world_comm)
     // ---- this rank's chunks: chunk c holds model stage c·pp + pp_rank ----
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     const int stages = p.pp * v;
-    const std::vector<int> layers = layers_per_chunk(m.num_layers, p.pp, v);
+    const std::vector<int> layers = layers_per_chunk(m.num_layers, p.pp, v, p.lm_head_layers);
     std::vector<std::unique_ptr<ModelChunk>> chunks;
     std::vector<ModelChunk*> chunk_ptrs;
     std::vector<ParamBuffer*> buffers;

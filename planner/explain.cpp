@@ -29,6 +29,7 @@ std::string plan_cell(const Plan& p) {
     if (p.sequence_parallel) s += " sp";
     if (p.recompute != Recompute::none) s += p.recompute == Recompute::full ? " rc-full" : " rc-sel";
     if (p.recompute == Recompute::full && p.recompute_layers > 0) s += fmt::format("{}", p.recompute_layers);
+    if (p.lm_head_layers > 0) s += fmt::format(" head{}", p.lm_head_layers);
     return s;
 }
 
@@ -45,6 +46,7 @@ std::vector<std::string> plan_differences(const Plan& a, const Plan& b) {
     num("ZeRO stage", a.zero_stage, b.zero_stage);
     num("microbatch", a.microbatch_size, b.microbatch_size);
     num("virtual stages", a.virtual_stages, b.virtual_stages);
+    num("layers the LM head counts as in the pipeline split", a.lm_head_layers, b.lm_head_layers);
     if (a.sequence_parallel != b.sequence_parallel)
         out.push_back(fmt::format("sequence parallel {} vs {}", a.sequence_parallel ? "on" : "off",
                                   b.sequence_parallel ? "on" : "off"));

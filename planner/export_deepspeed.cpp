@@ -94,7 +94,7 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
                                       // Megatron's own weights' dtype: the config's fp16/bf16 block does not set it.
                                       p.precision == Precision::fp16 ? " --fp16" : p.precision == Precision::fp32 ? "" : " --bf16",
                                       stage, p.pp == 1 ? " --no-pipeline-parallel" : ""));
-    if (p.pp > 1 && m.num_layers % p.pp != 0)
+    if (p.pp > 1 && (m.num_layers % p.pp != 0 || p.lm_head_layers > 0))
         e.notes.push_back(fmt::format("{} layers over {} stages: Megatron-DeepSpeed's partition_method "
                                       "\"type:transformer\" gives the first stages the extra layers, not the split "
                                       "that was simulated (tessel plan --emit deepspeed keeps to even splits)",

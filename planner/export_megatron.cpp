@@ -92,13 +92,13 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     parallel.push_back(fmt::format("--tensor-model-parallel-size {}{}{}", p.tp, p.sequence_parallel ? " --sequence-parallel" : "",
                                    tp_overlap ? " --tp-comm-overlap" : ""));
     std::string pipe = fmt::format("--pipeline-model-parallel-size {}", p.pp);
-    if (p.virtual_stages > 1 && m.num_layers % (p.pp * p.virtual_stages) == 0) {
-        pipe += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", m.num_layers / (p.pp * p.virtual_stages));
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers);
+    const bool even = std::all_of(layers.begin(), layers.end(), [&](int n) { return n == layers.front(); });
+    if (p.virtual_stages > 1 && even) {
+        pipe += fmt::format(" --num-layers-per-virtual-pipeline-stage {}", layers.front());
     } else if (p.virtual_stages > 1) {
-        pipe += fmt::format(" --pipeline-model-parallel-layout \"{}\"",
-                            megatron_pipeline_layout(layers_per_chunk(m.num_layers, p.pp, p.virtual_stages)));
-    } else if (p.pp > 1 && m.num_layers % p.pp != 0) {
-        const auto layers = layers_per_chunk(m.num_layers, p.pp, 1);
+        pipe += fmt::format(" --pipeline-model-parallel-layout \"{}\"", megatron_pipeline_layout(layers));
+    } else if (p.pp > 1 && !even) {
         const int middle = p.pp > 2 ? layers[1] : -1;
         if (layers.front() != middle) pipe += fmt::format(" --decoder-first-pipeline-num-layers {}", layers.front());
         if (p.pp > 2 && layers.back() != middle) pipe += fmt::format(" --decoder-last-pipeline-num-layers {}", layers.back());

@@ -87,7 +87,7 @@ std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, co
         // torchtitan cuts (layers + first_less + last_less) into stages of layers_per_stage and
         // takes first_less from the first stage and last_less from the last: the middle chunk's
         // count and how many fewer the two ends hold reproduce layers_per_chunk exactly.
-        const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
+        const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers);
         const int middle = *std::max_element(layers.begin(), layers.end());
         k.push_back({"parallelism", "pipeline_parallel_layers_per_stage", std::to_string(middle)});
         k.push_back({"parallelism", "pipeline_parallel_first_stage_less_layers", std::to_string(middle - layers.front())});

@@ -37,7 +37,7 @@ Rule check_rules(const ModelSpec& m, const Plan& p) {
     if (m.num_attention_heads % p.tp != 0) return Rule::heads_tp;
     if (m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0) return Rule::kv_heads_tp;
     if (m.ffn_hidden_size % p.tp != 0) return Rule::ffn_tp;
-    if (!pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages) || (p.virtual_stages > 1 && p.pp < 2))
+    if (!pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers) || (p.virtual_stages > 1 && p.pp < 2))
         return Rule::layers_pp;
     if (p.cp > 1 && p.seq_length % (2 * p.cp) != 0) return Rule::cp_seq;
     if (p.global_batch_size % (p.dp * p.microbatch_size) != 0) return Rule::batch_dp;
@@ -65,7 +65,7 @@ double memory_lower_bound_GiB(const ModelSpec& m, const Plan& p, const Activatio
         std::min(warmup_forwards(p.schedule, p.pp, 0, microbatches, v, opt.all_forwards_first_at_m_equal_pp) + 1,
                  microbatches * v);
     int fewest = m.num_layers;
-    const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, v, p.lm_head_layers);
     for (int c = 0; c < v; ++c) fewest = std::min(fewest, layers[c * p.pp]);
     const double stored = layer_stored_activation_bytes(m, p, opt);
     const double rank0 = first + double(in_flight) * fewest * stored;

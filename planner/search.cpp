@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/accounting.h"
 #include "core/errors.h"
 #include "core/plan_choices.h"
 #include "planner/step_bound.h"
@@ -46,7 +47,7 @@ Plan timing_probe(Plan p, std::int8_t recompute) {
 
 // One point of the space without its ZeRO stage: the unit the bound is computed and sorted on.
 struct Group {
-    std::int32_t tp, pp, cp, dp, mb, v;
+    std::int32_t tp, pp, cp, dp, mb, v, lm_head_layers;
     std::int8_t recompute, sp, placement, zeros;  // zeros: bit z set = try ZeRO stage z
     double key;                                   // lower bound on the objective's score
     double step_bound;                            // lower bound on the step time (s)
@@ -61,6 +62,7 @@ Plan plan_of(const Group& g, const PlanRequest& req, int zero) {
     p.dp = g.dp;
     p.microbatch_size = g.mb;
     p.virtual_stages = g.v;
+    p.lm_head_layers = g.lm_head_layers;
     p.schedule = g.v > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     p.recompute = g.recompute == kBlockRecompute ? Recompute::full : Recompute(g.recompute);
     p.sequence_parallel = g.sp;
@@ -114,7 +116,13 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                      .first;
         return it->second;
     };
-    std::map<std::tuple<int, int, int>, std::vector<double>> params_cache;
+    std::map<std::tuple<int, int, int, int>, std::vector<double>> params_cache;
+    // The LM head's weights in layers' worth: the split that spares the last stage that many
+    // layers is tried beside the plain one where the framework writes uneven splits.
+    const int head_layers =
+        int(std::lround(double(m.vocab_size) * m.hidden_size / std::max<double>(1.0, double(layer_matmul_weights(m)))));
+    std::vector<int> head_choices{0};
+    if (head_layers > 0) head_choices.push_back(head_layers);
     auto reject = [&](Rule r, long long n) {
         e.rejected += n;
         e.rejected_by_rule[int(r)] += n;
@@ -143,9 +151,15 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                     const long long per_order = (long long)recompute_kinds * (long long)sp_options.size() * count_bits(zeros);
                     const long long per_v = per_order * (long long)orders.size();
                     auto mbs = microbatch_sizes(req.global_batch_size, dp);
-                    auto vs = virtual_stage_counts(m.num_layers, pp);
-                    if (!limits.interleaving) vs = {1};
-                    const long long shapes = (long long)std::max<std::size_t>(1, mbs.size()) * vs.size();
+                    // (lm_head_layers, v) splits of the layers over the pipeline.
+                    std::vector<std::pair<int, int>> splits;
+                    for (int head : head_choices) {
+                        if (head > 0 && (pp < 2 || !limits.uneven_pipeline)) continue;
+                        auto vs = virtual_stage_counts(m.num_layers, pp, head);
+                        if (!limits.interleaving) vs.erase(std::remove_if(vs.begin(), vs.end(), [](int v) { return v > 1; }), vs.end());
+                        for (int v : vs) splits.emplace_back(head, v);
+                    }
+                    const long long shapes = (long long)std::max<std::size_t>(1, mbs.size()) * splits.size();
                     const long long subtree = shapes * per_v;
                     e.considered += shapes * per_order * (long long)all_orders.size();
                     if (orders.size() < all_orders.size())
@@ -169,7 +183,7 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                         continue;
                     }
 
-                    Group g{tp, pp, cp, dp, 1, 1, 0, 0, 0, std::int8_t(zeros), 0, 0, 0, 0};
+                    Group g{tp, pp, cp, dp, 1, 1, 0, 0, 0, 0, std::int8_t(zeros), 0, 0, 0, 0};
                     g.sp = std::int8_t(sp_options[0]);
                     Plan probe = plan_of(g, req, 0);
                     // Rules of the (tp, pp, cp) shape first, on its simplest variant.
@@ -183,16 +197,17 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                         continue;
                     }
                     for (int mb : mbs)
-                        for (int v : vs) {
+                        for (const auto& [head, v] : splits) {
                             g.mb = mb;
                             g.v = v;
+                            g.lm_head_layers = head;
                             probe = plan_of(g, req, 0);
                             r = check_rules(m, probe);
                             if (r != Rule::ok) {
                                 reject(r, per_v);
                                 continue;
                             }
-                            auto& params = params_cache[std::make_tuple(tp, pp, v)];
+                            auto& params = params_cache[std::make_tuple(tp, pp, v, head)];
                             if (params.empty()) params = {parameters_on_rank(m, probe, 0), parameters_on_rank(m, probe, pp - 1)};
                             g.params_first = params[0];
                             g.params_last = params[1];
@@ -232,10 +247,10 @@ bool same_but_placement(const SimulationResult& a, const SimulationResult& b) {
     const Plan &x = a.plan, &y = b.plan;
     const bool same_plan = std::tie(x.tp, x.pp, x.dp, x.cp, x.zero_stage, x.microbatch_size, x.global_batch_size,
                                     x.seq_length, x.virtual_stages, x.sequence_parallel, x.recompute,
-                                    x.recompute_layers, x.schedule, x.precision) ==
+                                    x.recompute_layers, x.lm_head_layers, x.schedule, x.precision) ==
                            std::tie(y.tp, y.pp, y.dp, y.cp, y.zero_stage, y.microbatch_size, y.global_batch_size,
                                     y.seq_length, y.virtual_stages, y.sequence_parallel, y.recompute,
-                                    y.recompute_layers, y.schedule, y.precision);
+                                    y.recompute_layers, y.lm_head_layers, y.schedule, y.precision);
     return same_plan && std::abs(a.step_time_s - b.step_time_s) <= 1e-9 * a.step_time_s &&
            a.memory_GiB.peak == b.memory_GiB.peak;
 }
@@ -301,7 +316,7 @@ private:
 class MemoryCache {
 public:
     double peak_GiB(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
-        const auto key = std::make_tuple(p.tp, p.pp, p.cp, p.dp, p.microbatch_size, p.virtual_stages,
+        const auto key = std::make_tuple(p.tp, p.pp, p.cp, p.dp, p.microbatch_size, p.virtual_stages, p.lm_head_layers,
                                          int(p.recompute), p.recompute_layers, p.sequence_parallel, p.zero_stage);
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -316,7 +331,7 @@ public:
 
 private:
     std::mutex mutex_;
-    std::map<std::tuple<int, int, int, int, int, int, int, int, bool, int>, double> cache_;
+    std::map<std::tuple<int, int, int, int, int, int, int, int, int, bool, int>, double> cache_;
 };
 
 std::string rule_summary(const SearchResult& r) {
@@ -463,7 +478,7 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
             choice.dominated = true;
             return choice;
         }
-        const auto chunks = layers_per_chunk(m.num_layers, full.pp, full.virtual_stages);
+        const auto chunks = layers_per_chunk(m.num_layers, full.pp, full.virtual_stages, full.lm_head_layers);
         const int most = *std::max_element(chunks.begin(), chunks.end());
         choice.dominated = most < 2;
         p.recompute = Recompute::full;

@@ -33,8 +33,8 @@ struct StepBound::Caches {
     // block_models depends on tp, cp, microbatch, sequence, SP, recompute and the two groups.
     using BlockKey = std::tuple<int, int, int, int, bool, int, int, double, double, int, int, double, double>;
     std::map<BlockKey, BlockTimes> blocks;
-    // (tp, pp, v) -> parameters on each pipeline rank
-    std::map<std::tuple<int, int, int>, std::vector<double>> parameters;
+    // (tp, pp, v, lm_head_layers) -> parameters on each pipeline rank
+    std::map<std::tuple<int, int, int, int>, std::vector<double>> parameters;
 };
 
 StepBound::StepBound(const ModelSpec& m, const ClusterSpec& c, const SimulateOptions& o)
@@ -98,7 +98,7 @@ double StepBound::operator()(const Plan& p) const {
     const BlockTimes& t = block_times(p);
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     const int stages = p.pp * v;
-    const auto layers = layers_per_chunk(model_.num_layers, p.pp, v);
+    const auto layers = layers_per_chunk(model_.num_layers, p.pp, v, p.lm_head_layers);
     auto forward = [&](int s) {
         return layers[s] * t.layer_forward + (s == 0 ? t.embedding_forward : 0.0) +
                (s == stages - 1 ? t.head_forward : 0.0);
@@ -111,7 +111,7 @@ double StepBound::operator()(const Plan& p) const {
     const std::vector<double>* params;
     {
         std::lock_guard<std::mutex> lock(caches_->mutex);
-        auto& slot = caches_->parameters[std::make_tuple(p.tp, p.pp, p.virtual_stages)];
+        auto& slot = caches_->parameters[std::make_tuple(p.tp, p.pp, p.virtual_stages, p.lm_head_layers)];
         if (slot.empty())
             for (int r = 0; r < p.pp; ++r) slot.push_back(parameters_on_rank(model_, p, r));
         params = &slot;

@@ -145,7 +145,7 @@ double vocab_parameters_per_tp_rank(const ModelSpec& m, int tp) { return double(
 
 double parameters_on_rank(const ModelSpec& m, const Plan& p, int r) {
     const auto pc = count_parameters(m);
-    const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers);
     double n_layers = 0;
     for (int c = 0; c < p.virtual_stages; ++c) n_layers += layers[c * p.pp + r];
     double params = n_layers * layer_parameters_per_tp_rank(m, p.tp);
@@ -186,7 +186,7 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
     const double sb = double(p.seq_length) / p.cp * p.microbatch_size;
     const double stored = layer_stored_activation_bytes(m, p, opt);
     const double full_layer = layer_activation_bytes(m, p, opt);
-    const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages);
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers);
     const int chunks = p.pp * p.virtual_stages;
     // The vocabulary-parallel cross entropy keeps the fp32 softmax of each in-flight microbatch; a
     // fused classifier keeps the 16-bit logits (and a log-sum-exp per token).

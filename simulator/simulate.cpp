@@ -274,7 +274,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     // ---- each stage's forward and backward ----
     const int v = p.schedule == Schedule::interleaved ? p.virtual_stages : 1;
     const int stages = p.pp * v;
-    const auto layers = layers_per_chunk(m.num_layers, p.pp, v);
+    const auto layers = layers_per_chunk(m.num_layers, p.pp, v, p.lm_head_layers);
 
     PipelineInput in;
     in.schedule = p.schedule;

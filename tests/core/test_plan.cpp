@@ -150,3 +150,35 @@ TEST(Plan, UnevenLayersGoToMiddleStages) {
     EXPECT_EQ(l.front(), 7);
     EXPECT_EQ(l.back(), 7);
 }
+
+TEST(Plan, TheLmHeadCountsAsLayersOfTheLastChunk) {
+    // 32 layers with the head counted as 2: 34 split over 2 stages is 17 + 17, the last giving up 2.
+    EXPECT_EQ(layers_per_chunk(32, 2, 1, 2), (std::vector<int>{17, 15}));
+    // Interleaved, 2 x 3 chunks: 34 = 5 + 4 x 6 + 5 (the spare layers in the middle), the last 5 - 2.
+    EXPECT_EQ(layers_per_chunk(32, 2, 3, 2), (std::vector<int>{5, 6, 6, 6, 6, 3}));
+    EXPECT_TRUE(pipeline_split_supported(32, 2, 3, 2));
+    // 4 layers on 2 stages with the head as 3: 7 = 3 + 4 leaves the last stage 1; as 4, 8 = 4 + 4
+    // leaves it none.
+    EXPECT_EQ(layers_per_chunk(4, 2, 1, 3), (std::vector<int>{3, 1}));
+    EXPECT_TRUE(pipeline_split_supported(4, 2, 1, 3));
+    EXPECT_FALSE(pipeline_split_supported(4, 2, 1, 4));
+    EXPECT_FALSE(pipeline_split_supported(32, 1, 1, 1));  // no pipeline, no last stage to spare
+
+    const auto m = load_model("llama3-8b");
+    Plan p;
+    p.pp = 2;
+    p.lm_head_layers = 2;
+    p.global_batch_size = 8;
+    EXPECT_NO_THROW(validate_plan(p, m, 2, "p.json"));
+    Plan q = parse_plan(to_json(p), "p.json");
+    EXPECT_EQ(q.lm_head_layers, 2);
+    EXPECT_NE(p.describe().find("head2"), std::string::npos);
+    p.pp = 1;
+    try {
+        validate_plan(p, m, 1, "p.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("lm_head_layers"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_plan(json::parse(R"({"lm_head_layers": -1})"), "p"), InputError);
+}

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
             one.plan.tp = one.plan.pp = one.plan.dp = one.plan.cp = 1;
             one.plan.zero_stage = 0;
             one.plan.virtual_stages = 1;
+            one.plan.lm_head_layers = 0;
             one.plan.schedule = Schedule::one_f_one_b;
             one.plan.sequence_parallel = false;
             one.plan.recompute = Recompute::none;

@@ -762,6 +762,26 @@ TEST(ExportMegatron, WritesTpCommOverlapWhereItWasPriced) {
     EXPECT_EQ(script(make_plan(1, 4, 16, 1, 1, 64, 8192, 1, 1), priced).find("--tp-comm-overlap"), std::string::npos);
 }
 
+TEST(ExportMegatronAndTorchtitan, WriteTheLmHeadsShareOfThePipelineSplit) {
+    // 32 layers, head as 2: stages of 17 and 15, as Megatron's first-stage count and torchtitan's
+    // layers per stage with the last stage holding 2 fewer.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    Plan p = make_plan(1, 2, 4, 1, 1, 64, 4096, 1, 1);
+    p.lm_head_layers = 2;
+    const std::string script = export_megatron(m, winner(p), c).text;
+    EXPECT_NE(script.find("--decoder-first-pipeline-num-layers 17"), std::string::npos) << script;
+    std::map<std::string, std::string> keys;
+    for (const auto& k : torchtitan_keys(m, p)) keys[k.section + "." + k.key] = k.value;
+    EXPECT_EQ(keys["parallelism.pipeline_parallel_layers_per_stage"], "17");
+    EXPECT_EQ(keys["parallelism.pipeline_parallel_first_stage_less_layers"], "0");
+    EXPECT_EQ(keys["parallelism.pipeline_parallel_last_stage_less_layers"], "2");
+    // Interleaved, 2 x 3 chunks of 5, 6, 6, 6, 6, 3: Megatron's layout string.
+    p.virtual_stages = 3;
+    p.schedule = Schedule::interleaved;
+    EXPECT_NE(export_megatron(m, winner(p), c).text.find("\"Et*5|(t*6|)*4,t*3L\""), std::string::npos);
+}
+
 TEST(ExportDeepSpeed, WritesTheBucketsTheSearchPriced) {
     // A DeepSpeed search prices its gradient reduction in buckets of the stack's size; the config
     // must run those buckets, not DeepSpeed's default 5e8 (whose overlap_comm buffers the memory

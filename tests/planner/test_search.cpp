@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/accounting.h"
 #include "core/errors.h"
 #include "core/presets.h"
 #include "planner/feasibility.h"
@@ -47,6 +48,11 @@ std::vector<SimulationResult> brute_force(const ModelSpec& m, const ClusterSpec&
                                           double headroom, SimulateOptions o = {}) {
     o.memory_headroom = headroom;
     const bool block = true;
+    // The pipeline splits the search tries: the layers alone, and the LM head counted as its
+    // weights in layers' worth (its vocab x hidden against a layer's GEMM weights).
+    std::vector<int> head_choices{0};
+    const int head_layers = int(std::lround(double(m.vocab_size) * m.hidden_size / double(layer_matmul_weights(m))));
+    if (head_layers > 0) head_choices.push_back(head_layers);
     std::vector<SimulationResult> out;
     const int n = req.num_gpus;
     // Inside one node every rank order meets the same NVSwitch: one order stands for all.
@@ -62,10 +68,12 @@ std::vector<SimulationResult> brute_force(const ModelSpec& m, const ClusterSpec&
                 for (int mb = 1; mb <= kMaxMicrobatch; ++mb) {
                     if (req.global_batch_size % (dp * mb)) continue;
                     const int micro = req.global_batch_size / (dp * mb);
-                    for (int v = 1; v <= m.num_layers; ++v) {
-                        if (pp * v > m.num_layers) break;
-                        if (v > 1 && (pp < 2 || m.num_layers % (pp * v) || micro % pp)) continue;
-                        if (v == 1 && !pipeline_split_supported(m.num_layers, pp, 1)) continue;
+                    for (int v = 1; pp * v <= m.num_layers; ++v)
+                    for (int head : head_choices) {
+                        if (head > 0 && !pipeline_split_supported(m.num_layers, pp, v, head)) continue;
+                        if (v > 1 && (pp < 2 || micro % pp)) continue;
+                        if (head == 0 && v > 1 && m.num_layers % (pp * v)) continue;
+                        if (head == 0 && v == 1 && !pipeline_split_supported(m.num_layers, pp, 1)) continue;
                         for (int zero = 0; zero < (dp * cp > 1 ? 4 : 1); ++zero)
                             for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
                                 for (bool sp : {false, true}) {
@@ -75,6 +83,7 @@ std::vector<SimulationResult> brute_force(const ModelSpec& m, const ClusterSpec&
                                                            zero, rc, sp);
                                         p.placement = order;
                                         p.precision = req.precision;
+                                        p.lm_head_layers = head;
                                         auto r = simulate(m, c, p, o);
                                         if (r.fits) out.push_back(std::move(r));
                                         if (block && rc == Recompute::full) add_block_plan(m, c, p, o, out);
@@ -123,12 +132,12 @@ TEST(Search, PrunedPlansNeverBeatTheBestFound) {
 }
 
 TEST(Search, BlockRecomputeOfAFewLayersWinsWhereNothingElseFits) {
-    // Llama-3-8B at 16384 tokens on 8 H100s: without recompute the fast layouts do not fit, and
+    // Llama-3-8B at 65536 tokens on 8 H100s: without recompute the fast layouts do not fit, and
     // recomputing a few layers of each chunk is cheaper than more tensor parallelism or recomputing
     // all 32. Brute force over the whole space, block plans included, is the reference.
     const ModelSpec m = load_model("llama3-8b");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
-    const PlanRequest req = complete_request(m, c, 64, 16384);
+    const PlanRequest req = complete_request(m, c, 64, 65536);
     SearchOptions o;
     o.top_k = 1;
     o.framework = Framework::megatron;
@@ -254,6 +263,28 @@ TEST(Search, TensorParallelOverlapKeepsSequenceParallelOnAndPaysOff) {
     }
     EXPECT_TRUE(tp_plans);
     EXPECT_LE(overlapped.front().step_time_s, plain.front().step_time_s);
+}
+
+TEST(Search, PipelinesMaySpareTheLmHeadStageLayers) {
+    // Llama 3 8B's head is 4096 x 128256 weights, 2.4 layers' worth: Megatron plans try the split
+    // that counts it as 2 layers, DeepSpeed's even partition never does.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    const PlanRequest req = complete_request(m, c, 512, 4096);
+    SearchOptions o;
+    o.top_k = 10;
+    o.framework = Framework::megatron;
+    o.simulate = simulate_options_for(Framework::megatron, req.precision);
+    bool spared = false;
+    for (const auto& r : search_plans(m, c, req, o).best) {
+        EXPECT_TRUE(r.plan.lm_head_layers == 0 || r.plan.lm_head_layers == 2) << r.plan.describe();
+        EXPECT_TRUE(r.plan.lm_head_layers == 0 || r.plan.pp > 1) << r.plan.describe();
+        spared |= r.plan.lm_head_layers > 0;
+    }
+    EXPECT_TRUE(spared);
+    o.framework = Framework::deepspeed;
+    o.simulate = simulate_options_for(Framework::deepspeed, req.precision);
+    for (const auto& r : search_plans(m, c, req, o).best) EXPECT_EQ(r.plan.lm_head_layers, 0) << r.plan.describe();
 }
 
 TEST(Search, ThreadCountDoesNotChangeTheRanking) {
