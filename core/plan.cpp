@@ -187,13 +187,14 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
     if (p.pp * p.virtual_stages > m.num_layers)
         throw input_error(file, "pp", fmt::format("pp*virtual_stages at most the model's {} layers", m.num_layers),
                           fmt::format("{}*{}", p.pp, p.virtual_stages));
-    if (p.lm_head_layers > 0 && !pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers))
+    const bool split_supported = pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers);
+    if (p.lm_head_layers > 0 && !split_supported)
         throw input_error(file, "lm_head_layers",
                           fmt::format("0 without a pipeline, else a count the last of the {} chunks can give up and "
                                       "keep a layer (the {} layers plus it split as for virtual_stages)",
                                       p.pp * p.virtual_stages, m.num_layers),
                           std::to_string(p.lm_head_layers));
-    if (p.virtual_stages > 1 && !pipeline_split_supported(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers))
+    if (p.virtual_stages > 1 && !split_supported)
         throw input_error(file, "virtual_stages",
                           fmt::format("a count that splits the {} layers into pp*virtual_stages equal chunks, or equal "
                                       "but for a shorter first and last chunk",

@@ -5,6 +5,8 @@
 #pragma once
 #include <vector>
 
+#include "core/model_spec.h"
+
 namespace tessel {
 
 // Positive divisors of n, ascending.
@@ -22,6 +24,10 @@ inline constexpr int kMaxMicrobatch = 64;
 // lm_head_layers k > 0 (Plan::lm_head_layers): the counts, 1 included, whose split of the layers
 // plus k leaves the last chunk a layer after it gives up k.
 std::vector<int> virtual_stage_counts(int num_layers, int pp, int lm_head_layers = 0);
+
+// Plan::lm_head_layers to try: 0 (the layers alone), and the LM head's weights in layers' worth
+// (vocabulary x hidden over a layer's GEMM weights, rounded) where that is at least 1.
+std::vector<int> lm_head_layer_choices(const ModelSpec& m);
 
 // Block recompute (full recompute of only the first N layers of each chunk, Megatron's
 // --recompute-method block): the fewest N in [1, most - 1] for which fits(N) holds, memory falling

@@ -14,7 +14,6 @@
 
 #include <fmt/format.h>
 
-#include "core/accounting.h"
 #include "core/errors.h"
 #include "core/plan_choices.h"
 #include "planner/step_bound.h"
@@ -117,12 +116,9 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
         return it->second;
     };
     std::map<std::tuple<int, int, int, int>, std::vector<double>> params_cache;
-    // The LM head's weights in layers' worth: the split that spares the last stage that many
-    // layers is tried beside the plain one where the framework writes uneven splits.
-    const int head_layers =
-        int(std::lround(double(m.vocab_size) * m.hidden_size / std::max<double>(1.0, double(layer_matmul_weights(m)))));
-    std::vector<int> head_choices{0};
-    if (head_layers > 0) head_choices.push_back(head_layers);
+    // The split that spares the last stage the LM head's worth of layers is tried beside the plain
+    // one where the framework writes uneven splits.
+    const std::vector<int> head_choices = lm_head_layer_choices(m);
     auto reject = [&](Rule r, long long n) {
         e.rejected += n;
         e.rejected_by_rule[int(r)] += n;
@@ -155,9 +151,8 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                     std::vector<std::pair<int, int>> splits;
                     for (int head : head_choices) {
                         if (head > 0 && (pp < 2 || !limits.uneven_pipeline)) continue;
-                        auto vs = virtual_stage_counts(m.num_layers, pp, head);
-                        if (!limits.interleaving) vs.erase(std::remove_if(vs.begin(), vs.end(), [](int v) { return v > 1; }), vs.end());
-                        for (int v : vs) splits.emplace_back(head, v);
+                        for (int v : virtual_stage_counts(m.num_layers, pp, head))
+                            if (v == 1 || limits.interleaving) splits.emplace_back(head, v);
                     }
                     const long long shapes = (long long)std::max<std::size_t>(1, mbs.size()) * splits.size();
                     const long long subtree = shapes * per_v;

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <set>
 
-#include "core/accounting.h"
 #include "core/errors.h"
+#include "core/plan_choices.h"
 #include "core/presets.h"
 #include "planner/feasibility.h"
 #include "planner/search.h"
@@ -49,10 +49,8 @@ std::vector<SimulationResult> brute_force(const ModelSpec& m, const ClusterSpec&
     o.memory_headroom = headroom;
     const bool block = true;
     // The pipeline splits the search tries: the layers alone, and the LM head counted as its
-    // weights in layers' worth (its vocab x hidden against a layer's GEMM weights).
-    std::vector<int> head_choices{0};
-    const int head_layers = int(std::lround(double(m.vocab_size) * m.hidden_size / double(layer_matmul_weights(m))));
-    if (head_layers > 0) head_choices.push_back(head_layers);
+    // weights in layers' worth.
+    const std::vector<int> head_choices = lm_head_layer_choices(m);
     std::vector<SimulationResult> out;
     const int n = req.num_gpus;
     // Inside one node every rank order meets the same NVSwitch: one order stands for all.
