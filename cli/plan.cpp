@@ -152,13 +152,8 @@ void run_plan(const PlanArgs& a) {
     check_precision_peak(c, precision, cluster_origin);
     check_framework_precision(framework, precision, cluster_origin);
     o.simulate = simulate_options_for(framework, precision);
-    if (a.tp_comm_overlap) {
-        if (framework == Framework::deepspeed || framework == Framework::torchtitan)
-            throw InputError(fmt::format("--tp-comm-overlap with --emit {}: expected only with --emit megatron or no "
-                                         "--emit (Transformer Engine's userbuffer overlap is Megatron's --tp-comm-overlap)",
-                                         *a.emit));
-        o.simulate.tp_comm_overlap = true;
-    }
+    if (a.tp_comm_overlap)
+        apply_tp_comm_overlap(o.simulate, framework, a.emit ? "--tp-comm-overlap with --emit " + *a.emit : "--tp-comm-overlap");
     // stdout holds the exported config or the JSON when either goes there.
     Printer pr{a.emit ? stderr : table};
     if (o.objective == Objective::tokens_per_dollar && !(c.price_per_gpu_hour > 0))
@@ -236,7 +231,10 @@ void run_plan(const PlanArgs& a) {
         if (framework == Framework::any && (req.precision == Precision::bf16 || req.precision == Precision::fp8) &&
             !o.simulate.grad_reduce_in_fp32)
             stack += " with 16-bit gradients (as NeMo's performance recipes; --emit megatron or deepspeed prices fp32 ones)";
-        if (o.simulate.tp_comm_overlap) stack += "; TP communication overlapped inside a node (--tp-comm-overlap)";
+        if (o.simulate.tp_comm_overlap)
+            stack += framework == Framework::torchtitan
+                         ? "; TP communication overlapped inside a node (--tp-comm-overlap: async TP, compiled)"
+                         : "; TP communication overlapped inside a node (--tp-comm-overlap)";
         pr.line("global batch {} sequences x {} tokens = {} tokens per step{}; {}{}; objective {}; memory headroom {:.0f}%{}",
                 req.global_batch_size, req.seq_length, human_count(double(req.global_batch_size) * req.seq_length),
                 a.global_batch ? "" : default_batch_reason(req), to_string(req.precision), stack,
@@ -346,8 +344,8 @@ void add_plan(CLI::App& app) {
     cmd->add_option("--threads", a->threads, "search threads (default: every core)")->check(CLI::Range(0, 256));
     cmd->add_flag("--tp-comm-overlap", a->tp_comm_overlap,
                   "price TP collectives overlapped with their GEMMs inside a node (Megatron's --tp-comm-overlap, "
-                  "Transformer Engine's userbuffers, as NeMo's recipes run): sequence parallelism on with TP; "
-                  "--emit megatron writes the flag");
+                  "Transformer Engine's userbuffers, as NeMo's recipes run; torchtitan's async TP, which compiles the "
+                  "model): sequence parallelism on with TP; --emit megatron or torchtitan writes it");
     cmd->callback([a] { run_plan(*a); });
 }
 

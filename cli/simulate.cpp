@@ -110,6 +110,11 @@ void run_simulate(const SimulateArgs& a) {
     auto given = [&](const char* flag) { return framework.empty() || a.given.count(flag) > 0; };
     o.record_trace = !a.trace_file.empty();
     o.memory_headroom = a.memory_headroom;
+    // Before the stack flags, which override what the overlap implies (torchtitan's compiled model).
+    if (a.tp_comm_overlap) {
+        if (framework.empty()) o.tp_comm_overlap = true;
+        else apply_tp_comm_overlap(o, parse_framework(framework), "--tp-comm-overlap with --framework " + framework);
+    }
     if (given("--attention")) {
         o.fused_attention = a.attention != "unfused";
         o.flash_attention_version = a.attention == "flash1" ? 1 : 2;
@@ -135,7 +140,6 @@ void run_simulate(const SimulateArgs& a) {
     if (given("--torch-cross-entropy")) o.torch_cross_entropy = a.torch_cross_entropy;
     if (given("--all-forwards-first")) o.all_forwards_first_at_m_equal_pp = a.all_forwards_first;
     if (given("--torch-context-parallel")) o.torch_context_parallel = a.torch_context_parallel;
-    if (given("--tp-comm-overlap")) o.tp_comm_overlap = a.tp_comm_overlap;
     if (given("--all-gather-context-parallel") && a.all_gather_context_parallel) {
         o.all_gather_context_parallel = true;
         o.torch_context_parallel = false;  // in place of a framework's own way (torchtitan's ring)
@@ -242,7 +246,8 @@ void add_simulate(CLI::App& app) {
         ->excludes("--torch-context-parallel");
     cmd->add_flag("--tp-comm-overlap", args->tp_comm_overlap,
                   "TP collectives beside their GEMMs, inside a node (Megatron's --tp-comm-overlap: Transformer "
-                  "Engine's userbuffers; Megatron requires --sequence-parallel with it)");
+                  "Engine's userbuffers; Megatron requires --sequence-parallel with it; with --framework torchtitan, "
+                  "its async TP, which compiles the model: fused elementwise kernels)");
     cmd->add_option("--metric-cross-entropies", args->metric_cross_entropies,
                     "cross entropies the trainer evaluates on each microbatch's logits for its logged metrics "
                     "(Composer/llm-foundry: 2, LanguageCrossEntropy and LanguagePerplexity; default 0)")

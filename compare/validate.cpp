@@ -73,7 +73,8 @@ const std::vector<std::string>& validation_rules() {
         "along the sequence.",
         "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap, "
         "--overlap-p2p-communication, or their configuration keys with a value: overlap_grad_reduce/overlap_grad_sync, "
-        "overlap_param_gather/overlap_param_sync, tp_comm_overlap/ub_tp_comm_overlap, overlap_p2p_comm = true/false) and its "
+        "overlap_param_gather/overlap_param_sync, tp_comm_overlap/ub_tp_comm_overlap (torchtitan's async TP: "
+        "enable_async_tensor_parallel), overlap_p2p_comm = true/false) and its "
         "DDP implementation ('local' all-reduces after the backward, 'torch' overlaps buckets); FSDP, llm.c and "
         "torchtitan reduce during the backward by design; Megatron's default is not to, and DeepSpeed's pipeline "
         "engine reduces after the last microbatch; FSDP's SHARD_GRAD_OP gathers the weights layer by layer in "
@@ -583,7 +584,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     }
 
     // R6
-    const bool tp_overlap = named_setting(stated, "--tp-comm-overlap", {"tp_comm_overlap", "ub_tp_comm_overlap"}).value_or(false);
+    const bool tp_overlap = named_setting(stated, "--tp-comm-overlap",
+                                         {"tp_comm_overlap", "ub_tp_comm_overlap", "enable_async_tensor_parallel"}).value_or(false);
     if (row.contains("sequence_parallel") && row["sequence_parallel"].is_boolean())
         p.sequence_parallel = row["sequence_parallel"].get<bool>();
     else {

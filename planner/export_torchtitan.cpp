@@ -94,9 +94,14 @@ std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, co
         k.push_back({"parallelism", "pipeline_parallel_last_stage_less_layers", std::to_string(middle - layers.back())});
     }
     k.push_back({"parallelism", "context_parallel_degree", std::to_string(p.cp)});
+    // Async TP, where the search priced TP overlapped with its GEMMs; torchtitan raises without the
+    // compiled model (maybe_enable_async_tp), which the search priced as fused elementwise kernels.
+    const bool async_tp = o.tp_comm_overlap && p.tp > 1;
+    if (async_tp) k.push_back({"parallelism", "enable_async_tensor_parallel", "true"});
 
     k.push_back({"activation_checkpoint", "mode", quoted(to_string(p.recompute))});
     if (p.recompute == Recompute::selective) k.push_back({"activation_checkpoint", "selective_ac_option", quoted("op")});
+    if (async_tp) k.push_back({"compile", "enable", "true"});  // components keep their default, model and loss
     return k;
 }
 
@@ -134,7 +139,8 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
         for (const auto& k : keys) {
             std::string v = k.value;
             v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
-            s += fmt::format("  --{}.{} {}\n", k.section, k.key, v);
+            // A boolean set on is a bare flag on torchtitan's command line (tyro: --x / --no-x).
+            s += v == "true" ? fmt::format("  --{}.{}\n", k.section, k.key) : fmt::format("  --{}.{} {}\n", k.section, k.key, v);
         }
         s += ")\n";
         s += fmt::format(
@@ -164,6 +170,10 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
     if (m.rotary_percent < 1.0 || m.parallel_residual)
         e.notes.push_back("torchtitan's Llama model rotates every head dimension and runs attention and MLP in sequence; "
                           "this model's partial rotary or parallel residual needs its own model code");
+    if (o.tp_comm_overlap && p.tp > 1)
+        e.notes.push_back("async TP (parallelism.enable_async_tensor_parallel) overlaps the TP all-gathers and "
+                          "reduce-scatters with their matmuls inside a node and needs the compiled model, so compile.enable "
+                          "is on too; both were simulated (fused elementwise kernels, TP communication beside the GEMMs)");
     if (p.pp > 1)
         e.notes.push_back(fmt::format("{} microbatches of {} per step = local_batch_size {} / pipeline_parallel_microbatch_size",
                                       p.num_microbatches(), p.microbatch_size, p.microbatch_size * p.num_microbatches()));

@@ -104,6 +104,16 @@ SimulateOptions simulate_options_for(Framework f, Precision precision) {
     return o;
 }
 
+void apply_tp_comm_overlap(SimulateOptions& o, Framework f, const std::string& flag_context) {
+    if (f == Framework::deepspeed)
+        throw InputError(fmt::format("{}: expected --tp-comm-overlap only with megatron (Transformer Engine's userbuffer "
+                                     "overlap, --tp-comm-overlap), torchtitan (async TP, enable_async_tensor_parallel) or "
+                                     "no framework: DeepSpeed overlaps no TP collective with its GEMMs",
+                                     flag_context));
+    o.tp_comm_overlap = true;
+    if (f == Framework::torchtitan) o.fused_elementwise = true;  // async TP needs the compiled model
+}
+
 void check_framework_precision(Framework f, Precision precision, const std::string& cluster) {
     if (f == Framework::torchtitan && precision == Precision::fp16)
         throw InputError(fmt::format("--emit torchtitan: torchtitan trains in bf16 or fp32 (training.mixed_precision_param), "

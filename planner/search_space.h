@@ -82,6 +82,14 @@ SpaceLimits limits_for(Framework f);
 // weights gathered layer by layer in the forward, FSDP's separate accumulation kernels.
 SimulateOptions simulate_options_for(Framework f, Precision precision);
 
+// TP collectives overlapped with their GEMMs inside a node (plan and simulate --tp-comm-overlap):
+// Megatron's --tp-comm-overlap (Transformer Engine's userbuffers) or torchtitan's async TP
+// (parallelism.enable_async_tensor_parallel: Inductor's micro-pipelined all-gather and
+// reduce-scatter matmuls over symmetric memory), which torchtitan refuses without compiling the
+// model (compile.enable with "model" in compile.components), so its elementwise ops run fused as
+// well. InputError for DeepSpeed, which has neither; `flag_context` names the flags in the message.
+void apply_tp_comm_overlap(SimulateOptions& o, Framework f, const std::string& flag_context);
+
 // InputError where the framework has no setting for the precision: torchtitan's
 // training.mixed_precision_param takes bfloat16 or float32, so fp16 (a V100's default) cannot be
 // exported to it. `cluster` names the cluster in the message.

@@ -175,7 +175,7 @@ std::vector<BadInput> cases() {
           "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 128, "hidden_act": "relu"})",
          {"inspect", "--model", "@"}, 2, {"input.json", "key 'hidden_act'", "relu"}},
         {"tp comm overlap for deepspeed", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--emit", "deepspeed",
-         "--tp-comm-overlap"}, 2, {"--tp-comm-overlap", "--emit deepspeed", "--emit megatron"}},
+         "--tp-comm-overlap"}, 2, {"--tp-comm-overlap", "--emit deepspeed", "megatron", "torchtitan"}},
         {"torchtitan format without torchtitan", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--emit", "megatron",
          "--torchtitan-format", "toml"}, 2, {"--torchtitan-format", "--emit torchtitan"}},
         // One CPU rank of Llama 3 70B needs over a terabyte: refused before allocating (it allocated

@@ -762,6 +762,41 @@ TEST(ExportMegatron, WritesTpCommOverlapWhereItWasPriced) {
     EXPECT_EQ(script(make_plan(1, 4, 16, 1, 1, 64, 8192, 1, 1), priced).find("--tp-comm-overlap"), std::string::npos);
 }
 
+TEST(ExportTorchtitan, WritesAsyncTpAndTheCompileItNeedsWhereItWasPriced) {
+    // torchtitan raises "Async TP requires 'model' in --compile.components and --compile.enable"
+    // (maybe_enable_async_tp): the overlap is priced with the compiled model's fused elementwise
+    // kernels, and the config turns on both, as TOML keys or as bare command-line flags.
+    const ModelSpec m = load_model("llama3-70b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    ExportOptions priced;
+    priced.tp_comm_overlap = true;
+    const Plan tp_sp = make_plan(8, 1, 8, 1, 1, 64, 8192, 1, 3, Recompute::full, true);
+    const std::string toml = export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::toml, priced).text;
+    EXPECT_NE(toml.find("enable_async_tensor_parallel = true"), std::string::npos) << toml;
+    EXPECT_NE(toml.find("[compile]\nenable = true"), std::string::npos) << toml;
+    const std::string flags = export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::overrides, priced).text;
+    EXPECT_NE(flags.find("  --parallelism.enable_async_tensor_parallel\n"), std::string::npos) << flags;
+    EXPECT_NE(flags.find("  --compile.enable\n"), std::string::npos) << flags;
+    // Not priced, or no TP to overlap: neither key.
+    EXPECT_EQ(export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::toml, {}).text.find("async"), std::string::npos);
+    const std::string no_tp =
+        export_torchtitan(m, winner(make_plan(1, 1, 64, 1, 1, 64, 8192, 1, 3, Recompute::full)), c, TorchtitanFormat::toml, priced).text;
+    EXPECT_EQ(no_tp.find("async"), std::string::npos) << no_tp;
+    EXPECT_EQ(no_tp.find("[compile]"), std::string::npos) << no_tp;
+
+    // The simulator prices what the config runs: TP overlap and, for torchtitan, fused elementwise
+    // kernels; Megatron's elementwise kernels are fused already; DeepSpeed has no such overlap.
+    SimulateOptions tt = simulate_options_for(Framework::torchtitan, Precision::bf16);
+    ASSERT_FALSE(tt.fused_elementwise);
+    apply_tp_comm_overlap(tt, Framework::torchtitan, "test");
+    EXPECT_TRUE(tt.tp_comm_overlap && tt.fused_elementwise);
+    SimulateOptions mg = simulate_options_for(Framework::megatron, Precision::bf16);
+    apply_tp_comm_overlap(mg, Framework::megatron, "test");
+    EXPECT_TRUE(mg.tp_comm_overlap && mg.fused_elementwise);
+    SimulateOptions ds = simulate_options_for(Framework::deepspeed, Precision::bf16);
+    EXPECT_THROW(apply_tp_comm_overlap(ds, Framework::deepspeed, "test"), InputError);
+}
+
 TEST(ExportMegatronAndTorchtitan, WriteTheLmHeadsShareOfThePipelineSplit) {
     // 32 layers, head as 2: stages of 17 and 15, as Megatron's first-stage count and torchtitan's
     // layers per stage with the last stage holding 2 fewer.
