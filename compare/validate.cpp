@@ -133,7 +133,9 @@ const std::vector<std::string>& validation_rules() {
         "reduced shard). DeepSpeed rows (Megatron-DeepSpeed) otherwise take Megatron-LM's kernels (R12). The "
         "gradient buffer is zeroed once per step where the framework keeps one (Megatron-LM's zero_grad_buffer, "
         "DeepSpeed's bf16 optimizer's clear_hp_grads, llm.c's memset: one write of the rank's gradients in "
-        "the accumulation precision); llm-foundry and torchtitan free theirs (set_to_none).",
+        "the accumulation precision); llm-foundry and torchtitan free theirs (set_to_none). Megatron-LM's gradient "
+        "buckets hold max(40M, 1M x DP) parameters for sources dated from 2024-04-11 (commit 0fda386c04), 40M "
+        "before; other frameworks' buckets keep their fixed size.",
         "R14 scope: a row with expert parallelism or more than one expert (a mixture-of-experts model) is listed "
         "as not modelled rather than predicted as a dense model.",
         "R15 unstated knobs that do not fit: the run fitted its GPUs, so where the defaults above for its null "
@@ -664,6 +666,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         o.gradient_accumulation_fusion = false;
         assume(fmt::format("unfused gradient accumulation (source dated {})", date));
     }
+    if (fw->grad_buckets_grow_with_dp && date > 0 && date < fw->grad_buckets_grow_with_dp_date)
+        o.grad_buckets_grow_with_dp = false;  // the stack of its date: 40M-parameter buckets at any DP size
     if (auto v = named_setting(stated, nullptr, {"gradient_accumulation_fusion"})) o.gradient_accumulation_fusion = *v;
     if (contains(stated, "--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = false;
     if (date > 0 && date < fw->p2p_scatter_gather_until) o.p2p_scatter_gather = true;  // the stack of its date

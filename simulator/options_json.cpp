@@ -33,6 +33,7 @@ constexpr std::pair<const char*, bool SimulateOptions::*> kSwitches[] = {
     {"all_forwards_first_at_m_equal_pp", &SimulateOptions::all_forwards_first_at_m_equal_pp},
     {"torch_context_parallel", &SimulateOptions::torch_context_parallel},
     {"all_gather_context_parallel", &SimulateOptions::all_gather_context_parallel},
+    {"grad_buckets_grow_with_dp", &SimulateOptions::grad_buckets_grow_with_dp},
 };
 }  // namespace
 

@@ -245,6 +245,9 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     const double grad_bytes = o.grad_reduce_in_fp32 ? 4.0 : E;
     const double gather_bytes = p.precision == Precision::fp8 && o.fp8_weight_gather ? 1.0 : E;  // per weight
     const bool layerwise_zero2 = p.zero_stage == 2 && o.zero2_layerwise_gather && shard > 1;
+    // Megatron-Core sizes its buckets by the data-parallel group without CP (SimulateOptions).
+    const double bucket_parameters =
+        o.grad_buckets_grow_with_dp ? std::max(o.grad_bucket_parameters, 1e6 * p.dp) : o.grad_bucket_parameters;
     const CommGroup* layerwise = (p.zero_stage >= 3 && shard > 1) || layerwise_zero2 ? &shard_group : nullptr;
     if (o.reduce_after_pipeline_flush && p.pp > 1 && p.zero_stage == 2 && !layerwise)
         throw InputError(fmt::format("gradients reduced after the pipeline flush with ZeRO-2 and {} pipeline stages: ZeRO-2 "
@@ -363,7 +366,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
             in.send_backward_s[s + 1] = send_s[s % p.pp];
         }
         if (!in.buckets_s.empty()) {
-            const int nb = std::max(1, int(std::ceil(gradient_params / o.grad_bucket_parameters)));
+            const int nb = std::max(1, int(std::ceil(gradient_params / bucket_parameters)));
             const Collective reduce = p.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
             in.buckets_s[s].assign(nb, collective_time(reduce, gradient_params / nb * grad_bytes, shard_group));
         }
@@ -386,7 +389,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
         if (o.zero_gradient_buffer)
             in.optimizer_s[rank] += gradient_zeroing_time(p.zero_stage >= 2 ? params / shard : params, grad_bytes, gpu);
         if (p.zero_stage >= 1 && p.zero_stage <= 2 && shard > 1 && !layerwise_zero2) {
-            const int nb = std::max(1, int(std::ceil(params / o.grad_bucket_parameters)));
+            const int nb = std::max(1, int(std::ceil(params / bucket_parameters)));
             const double gather = nb * collective_time(Collective::all_gather, params / nb * gather_bytes, shard_group);
             // Overlapped with the next step's forward, only the first bucket's gather waits.
             in.after_comm_s[rank] += o.overlap_param_gather ? gather / nb : gather;

@@ -24,6 +24,12 @@ struct SimulateOptions {
     bool tp_comm_overlap = false;       // TP collectives run beside their GEMMs (Transformer Engine)
     bool grad_reduce_in_fp32 = false;   // gradients travel as fp32 (Megatron's bf16 default) instead of 16-bit
     double grad_bucket_parameters = 40e6;  // Megatron DDP's default bucket (40M parameters)
+    // The bucket grows with the data-parallel size to max(grad_bucket_parameters, 1M x dp)
+    // parameters, so that a bucket's ring reduce-scatter stays bound by bandwidth rather than by
+    // its dp - 1 latencies (Megatron-Core's DistributedDataParallel since commit 0fda386c04,
+    // 2024-04-11: bucket_size = max(40000000, 1000000 * dp_group.size()), the group without CP).
+    // false: every bucket holds grad_bucket_parameters (DeepSpeed's reduce_bucket_size).
+    bool grad_buckets_grow_with_dp = true;
     // The interleaved schedule's sends and receives run beside the next chunk's compute
     // (Megatron-Core's overlap_p2p_comm: on by default in current releases, whose arguments.py
     // offers only --no-overlap-p2p-communication; older ones had it off unless

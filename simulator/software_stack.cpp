@@ -30,6 +30,7 @@ const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .all_forwards_first_until = 20241101,
                                 .cudnn_attention = true,
                                 .grad_accumulation_fusion_date = 20220213,
+                                .grad_buckets_grow_with_dp_date = 20240411,
                                 .max_zero_stage = 1,
                                 .block_recompute = true};
 
@@ -49,6 +50,7 @@ const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
                                .overlaps_param_gather = false,
                                .p2p_scatter_gather = true,
                                .fuses_grad_accumulation = false,
+                               .grad_buckets_grow_with_dp = false,
                                .max_zero_stage_with_pipeline = 1,
                                .interleaves = false,
                                .megatron_sequence_parallel = false};
@@ -72,6 +74,7 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
                                 .fused_cross_entropy = true,
                                 .metric_cross_entropies = 2,
                                 .fuses_grad_accumulation = false,
+                                .grad_buckets_grow_with_dp = false,
                                 .zeroes_grad_buffer = false};
 
 // torchtitan (Llama models: no dropout): training.mixed_precision_reduce = "float32"; activation_checkpoint.selective_ac_option
@@ -105,6 +108,7 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .fused_elementwise = false,
                                 .torch_cross_entropy = true,
                                 .fuses_grad_accumulation = false,
+                                .grad_buckets_grow_with_dp = false,
                                 .zeroes_grad_buffer = false,
                                 .fp8_saves_gemm_inputs = false,
                                 .torch_context_parallel = true,
@@ -118,6 +122,7 @@ const SoftwareStack kLlmC{.name = "llm.c",
                           .cudnn_attention = true,
                           .applies_dropout = false,
                           .fused_cross_entropy = true,
+                          .grad_buckets_grow_with_dp = false,
                           .max_zero_stage = 1};
 
 SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
@@ -135,6 +140,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.torch_cross_entropy = s.torch_cross_entropy;
     o.metric_cross_entropies = s.metric_cross_entropies;
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
+    o.grad_buckets_grow_with_dp = s.grad_buckets_grow_with_dp;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;
     o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
     o.torch_context_parallel = s.torch_context_parallel;

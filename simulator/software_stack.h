@@ -32,6 +32,8 @@ struct SoftwareStack {
     int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch
     bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always
+    bool grad_buckets_grow_with_dp = true;    // gradient buckets of max(40M, 1M x dp) parameters (SimulateOptions)
+    int grad_buckets_grow_with_dp_date = 0;   // YYYYMMDD from which they do; 0: always
     bool zeroes_grad_buffer = true;           // a persistent gradient buffer zeroed every step, not freed
     bool fp8_saves_gemm_inputs = true;        // fp8: Transformer Engine's fp8 GEMM inputs kept for the backward
     bool torch_context_parallel = false;      // CP through PyTorch's context_parallel, not Transformer Engine

@@ -678,3 +678,33 @@ TEST(Simulate, PipelineEngineReducesGradientsAfterTheFlush) {
     p.schedule = Schedule::one_f_one_b;
     EXPECT_DOUBLE_EQ(simulate(m, c, p, after_flush).step_time_s, simulate(m, c, p, overlapped).step_time_s);
 }
+
+TEST(Simulate, GradientBucketsGrowWithTheDataParallelSize) {
+    // Megatron-Core (DistributedDataParallel, since 2024-04-11) sizes its buckets at
+    // max(40M, 1M x DP) parameters so that each bucket's ring stays bandwidth-bound: GPT-2 1.5B's
+    // 1.56B parameters on one stage make ceil(1.56B / 128M) = 13 buckets at DP 128 and
+    // ceil(1.56B / 1.024B) = 2 at DP 1024; DeepSpeed-style fixed buckets keep 40M: 39 at any DP.
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = test::free_communication_cluster(8, 128);
+    auto buckets = [&](int dp, bool grow) {
+        Plan p;
+        p.dp = dp;
+        p.zero_stage = 1;
+        p.microbatch_size = 1;
+        p.global_batch_size = dp;
+        p.seq_length = 1024;
+        SimulateOptions o;
+        o.record_trace = true;
+        o.grad_buckets_grow_with_dp = grow;
+        int n = 0;
+        for (const TraceEvent& e : simulate(m, c, p, o).trace) n += e.name.rfind("grad bucket ", 0) == 0;
+        return n;
+    };
+    const double params = double(count_parameters(m).total);
+    ASSERT_GT(params, 1.5e9);
+    ASSERT_LT(params, 1.6e9);
+    EXPECT_EQ(buckets(128, true), int(std::ceil(params / 128e6)));
+    EXPECT_EQ(buckets(1024, true), int(std::ceil(params / 1024e6)));
+    EXPECT_EQ(buckets(16, true), int(std::ceil(params / 40e6)));  // the 40M floor
+    EXPECT_EQ(buckets(1024, false), int(std::ceil(params / 40e6)));
+}
