@@ -152,6 +152,7 @@ void run_plan(const PlanArgs& a) {
     check_precision_peak(c, precision, cluster_origin);
     check_framework_precision(framework, precision, cluster_origin);
     o.simulate = simulate_options_for(framework, precision);
+    use_gpu_attention(o.simulate, c.gpu);
     if (a.tp_comm_overlap)
         apply_tp_comm_overlap(o.simulate, framework, a.emit ? "--tp-comm-overlap with --emit " + *a.emit : "--tp-comm-overlap");
     // stdout holds the exported config or the JSON when either goes there.

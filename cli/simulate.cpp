@@ -120,6 +120,12 @@ void run_simulate(const SimulateArgs& a) {
         o.flash_attention_version = a.attention == "flash1" ? 1 : 2;
         o.cudnn_attention = a.attention == "cudnn";
     }
+    if (!c.gpu.flash_attention && a.given.count("--attention") && a.attention != "unfused")
+        throw InputError(fmt::format("--attention {}: expected unfused on {}, whose {} runs no fused flash-style "
+                                     "attention kernel (gpu.flash_attention false: FlashAttention and cuDNN's fused "
+                                     "attention need compute capability 8.0 or newer)",
+                                     a.attention, a.cluster, c.gpu.name));
+    use_gpu_attention(o, c.gpu);
     if (given("--eager-elementwise")) o.fused_elementwise = !a.eager_elementwise;
     if (given("--fused-cross-entropy")) o.fused_cross_entropy = a.fused_cross_entropy;
     if (given("--blocking-p2p")) o.overlap_p2p_comm = !a.blocking_p2p;

@@ -103,7 +103,8 @@ const std::vector<std::string>& validation_rules() {
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names: a full date, or the first day of "
         "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone. A row that "
-        "names its attention says which: \"unfused attention\", or a fused kernel R12 names.",
+        "names its attention says which: \"unfused attention\", or a fused kernel R12 names. Unnamed on a GPU "
+        "that runs no fused kernel (the cluster's gpu.flash_attention false: Volta), unfused.",
         "R12 kernels of the stack (the framework the source names first: DeepSpeed or GPT-NeoX, which runs "
         "DeepSpeed's engine; Megatron or NeMo, which runs Megatron-Core; llm-foundry, Composer or MosaicML; "
         "torchtitan; llm.c; otherwise the simulator's defaults), from the framework's documented configuration "
@@ -647,6 +648,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (contains(stated, "unfused attention")) o.fused_attention = false;
     else if (names_flash2 || names_cudnn || names_flash1) o.fused_attention = true;
     else if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
+    else if (!c.cluster.gpu.flash_attention) {  // no fused kernel runs on the GPU (Volta)
+        o.fused_attention = false;
+        assume(fmt::format("unfused attention (no fused kernel on the {})", c.cluster.gpu.name));
+    }
 
     // R12: the framework's kernels, unless the row names them.
     if (names_flash2 || names_cudnn) o.flash_attention_version = 2;

@@ -77,6 +77,7 @@ ClusterSpec parse_cluster(const json& j, const std::string& file) {
     c.gpu.tdp_W = g.number("tdp_W", 0.0, 0.0, 1e5, false);
     c.gpu.power_limit_W = g.number("power_limit_W", 0.0, 0.0, 1e5, false);
     c.gpu.host_bandwidth_GBps = g.number("host_bandwidth_GBps", 0.0, 0.0, 1e6, false);
+    c.gpu.flash_attention = g.boolean("flash_attention", true);
     if (c.gpu.power_limit_W > 0 && c.gpu.tdp_W <= 0)
         throw input_error(file, "gpu.tdp_W", "the board power the peaks were measured at, to scale them to gpu.power_limit_W",
                           "no tdp_W");
@@ -143,6 +144,7 @@ json to_json(const ClusterSpec& c) {
               {"price_per_gpu_hour", c.price_per_gpu_hour}};
     if (c.gpus_per_host > 0) j["gpus_per_host"] = c.gpus_per_host;
     if (c.gpu.sm_count > 0) j["gpu"]["sm_count"] = c.gpu.sm_count;
+    if (!c.gpu.flash_attention) j["gpu"]["flash_attention"] = false;
     if (c.gpu.matmul_efficiency > 0) j["gpu"]["matmul_efficiency"] = c.gpu.matmul_efficiency;
     if (c.gpu.fp8_matmul_efficiency > 0) j["gpu"]["fp8_matmul_efficiency"] = c.gpu.fp8_matmul_efficiency;
     if (c.gpu.flash_forward_efficiency > 0) j["gpu"]["flash_forward_efficiency"] = c.gpu.flash_forward_efficiency;

@@ -41,6 +41,12 @@ struct GpuSpec {
     // host_bandwidth_GBps: one direction of the GPU's own link to host memory (PCIe, or NVLink-C2C
     // on a Grace superchip), for activations offloaded to the CPU; 0 = unknown.
     double host_bandwidth_GBps = 0;
+    // flash_attention: a fused flash-style attention kernel runs on the GPU. FlashAttention (v1
+    // and v2) and cuDNN's fused attention, which Transformer Engine and PyTorch's SDPA pick, need
+    // compute capability 8.0 (Ampere) or newer; on Volta, Megatron-LM and DeepSpeed fall back to
+    // the unfused softmax attention, which stores the s x s scores. false: plans and simulations
+    // on it price unfused attention.
+    bool flash_attention = true;
     double peak(Precision p) const;
     // Whether the GPU lists a positive peak of its own for `p` (peak() falls back to bf16's for fp8
     // and fp16 where it does not).

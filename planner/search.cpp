@@ -417,6 +417,8 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
                     SpaceLimits limits = limits_for(o.framework);
                     // The overlap needs sequence parallelism's collectives (layer_cost.cpp).
                     if (o.simulate.tp_comm_overlap) limits.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
+                    // Context parallelism runs fused attention kernels on its chunks (simulate()).
+                    if (!o.simulate.fused_attention) limits.context_parallel = false;
                     parts[t] = enumerate(m, c, req, result.world_sizes, bound, activations, o.objective, limits, t,
                                          threads);
                 } catch (...) {

@@ -189,22 +189,33 @@ std::pair<double, double> offload_stalls(const ModelSpec& m, const Plan& p, cons
 }
 }  // namespace
 
+void use_gpu_attention(SimulateOptions& o, const GpuSpec& gpu) {
+    if (!gpu.flash_attention) o.fused_attention = false;
+}
+
 SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
     check_precision_peak(c, p.precision);
     if (o.torch_context_parallel && o.all_gather_context_parallel)
         throw InputError("options torch_context_parallel and all_gather_context_parallel: expected one way of "
                          "context parallelism, got both");
+    // Context parallelism splits the attention into fused kernels on its chunks (Transformer
+    // Engine's AttnFuncWithCP, PyTorch's context_parallel over SDPA); neither has an unfused path.
+    if (p.cp > 1 && !o.fused_attention)
+        throw input_error("plan", "cp", "1 with unfused attention (context parallelism runs fused attention kernels"
+                          + std::string(c.gpu.flash_attention ? ")" : fmt::format(", which the {} does not run)", c.gpu.name)),
+                          std::to_string(p.cp));
     if (p.world_size() > c.num_gpus())
         throw InputError(fmt::format("plan needs {} GPUs (tp*pp*dp*cp) but cluster '{}' has {}", p.world_size(), c.name,
                                      c.num_gpus()));
     if (o.cpu_offload_layers > 0) {
         if (p.pp > 1)
-            throw InputError(fmt::format("CPU activation offload ({} layers) with {} pipeline stages: Megatron-Core "
-                                         "offloads only without pipeline parallelism",
-                                         o.cpu_offload_layers, p.pp));
+            throw input_error("options", "cpu_offload_layers (--cpu-offload-layers)",
+                              "no pipeline parallelism with CPU activation offload (Megatron-Core offloads only without it)",
+                              fmt::format("{} layers with {} pipeline stages", o.cpu_offload_layers, p.pp));
         if (o.cpu_offload_layers >= m.num_layers)
-            throw InputError(fmt::format("CPU activation offload of {} layers: expected fewer than the model's {}",
-                                         o.cpu_offload_layers, m.num_layers));
+            throw input_error("options", "cpu_offload_layers (--cpu-offload-layers)",
+                              fmt::format("fewer layers than the model's {}", m.num_layers),
+                              std::to_string(o.cpu_offload_layers));
         if (c.gpu.host_bandwidth_GBps <= 0)
             throw input_error("cluster '" + c.name + "'", "gpu.host_bandwidth_GBps",
                               "the GPU's bandwidth to host memory (GB/s, one direction) for CPU activation offload",

@@ -175,6 +175,10 @@ void check_precision_peak(const ClusterSpec& c, Precision p, const std::string& 
 
 // Simulates one optimizer step of the plan. The plan must already satisfy validate_plan, and the
 // cluster must have a peak for its precision (check_precision_peak; InputError otherwise).
+// Unfused attention on a GPU that runs no fused flash-style kernel (GpuSpec::flash_attention
+// false: Volta), whatever the stack would pick on a newer GPU.
+void use_gpu_attention(SimulateOptions& o, const GpuSpec& gpu);
+
 SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o = {});
 
 }  // namespace tessel

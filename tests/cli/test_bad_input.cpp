@@ -176,6 +176,11 @@ std::vector<BadInput> cases() {
          {"inspect", "--model", "@"}, 2, {"input.json", "key 'hidden_act'", "relu"}},
         {"tp comm overlap for deepspeed", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--emit", "deepspeed",
          "--tp-comm-overlap"}, 2, {"--tp-comm-overlap", "--emit deepspeed", "megatron", "torchtitan"}},
+        // No FlashAttention on Volta: an explicit fused kernel there, or CP without one, is refused.
+        {"flash attention on a V100", nullptr, {"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100", "--gpus", "16",
+         "--attention", "flash2"}, 2, {"--attention flash2", "expected unfused", "V100"}},
+        {"context parallelism with unfused attention", nullptr, {"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100",
+         "--gpus", "16", "--dp", "8", "--cp", "2"}, 2, {"key 'cp'", "unfused attention", "got 2"}},
         {"torchtitan format without torchtitan", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--emit", "megatron",
          "--torchtitan-format", "toml"}, 2, {"--torchtitan-format", "--emit torchtitan"}},
         // One CPU rank of Llama 3 70B needs over a terabyte: refused before allocating (it allocated

@@ -263,6 +263,35 @@ TEST(Search, TensorParallelOverlapKeepsSequenceParallelOnAndPaysOff) {
     EXPECT_LE(overlapped.front().step_time_s, plain.front().step_time_s);
 }
 
+TEST(Search, OnAGpuWithoutFlashAttentionPlansFitWithTheScoresStored) {
+    // FlashAttention and cuDNN's fused attention need compute capability 8.0: on V100s Megatron
+    // runs the unfused attention, whose s x s scores (5 a s^2 b bytes per layer with dropout,
+    // Korthikanti et al. 2022) the activations must hold, and has no context parallelism. Every
+    // plan found prices that attention and fits with it; none splits the sequence.
+    const ModelSpec m = load_model("gpt2-1.5b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx2-v100"), 16);
+    ASSERT_FALSE(c.gpu.flash_attention);
+    const PlanRequest req = complete_request(m, c, 0, 0);
+    SearchOptions o;
+    o.top_k = 20;
+    o.framework = Framework::megatron;
+    o.simulate = simulate_options_for(Framework::megatron, req.precision);
+    use_gpu_attention(o.simulate, c.gpu);
+    ASSERT_FALSE(o.simulate.fused_attention);
+    const auto best = search_plans(m, c, req, o).best;
+    ASSERT_FALSE(best.empty());
+    for (const auto& r : best) {
+        EXPECT_EQ(r.plan.cp, 1) << r.plan.describe();
+        SimulateOptions unfused = o.simulate;
+        const SimulationResult again = simulate(m, c, r.plan, unfused);
+        EXPECT_TRUE(again.fits) << r.plan.describe();
+        EXPECT_DOUBLE_EQ(again.memory_GiB.activations, r.memory_GiB.activations) << r.plan.describe();
+        // The same plan with a fused kernel keeps less: the scores are what the unfused one adds.
+        unfused.fused_attention = true;
+        EXPECT_LT(simulate(m, c, r.plan, unfused).memory_GiB.activations, r.memory_GiB.activations) << r.plan.describe();
+    }
+}
+
 TEST(Search, PipelinesMaySpareTheLmHeadStageLayers) {
     // Llama 3 8B's head is 4096 x 128256 weights, 2.4 layers' worth: Megatron plans try the split
     // that counts it as 2 layers, DeepSpeed's even partition never does.
