@@ -1,8 +1,11 @@
 #include "cli/common.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -218,6 +221,20 @@ CLI::Validator non_empty(const std::string& expected, const std::string& type) {
 }
 
 CLI::Validator output_path() { return non_empty("a file path ('-' for stdout where the flag takes it)", "PATH"); }
+
+CLI::Validator unsigned_64() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            // std::stoull reads "-1" as 2^64 - 1: only digits, within 64 bits.
+            std::uint64_t value = 0;
+            const char* end = text.data() + text.size();
+            const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+            if (text.empty() || ec != std::errc() || ptr != end)
+                return fmt::format("expected an integer from 0 to {}, got {}", std::numeric_limits<std::uint64_t>::max(), text);
+            return {};
+        },
+        "UINT64");
+}
 
 CLI::Validator finite_range(double lo, double hi) {
     return CLI::Validator(

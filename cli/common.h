@@ -31,6 +31,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& flags, bool plan_required);
 
 // A finite number in [lo, hi]: CLI::Range lets NaN through (every comparison with it is false).
 CLI::Validator finite_range(double lo, double hi);
+// A non-negative integer that fits 64 bits, as written (no sign, no wrap-around).
+CLI::Validator unsigned_64();
 // Refuses an empty value ("expected EXPECTED, got an empty string"): CLI11 takes "--flag $UNSET" as
 // given, and an empty string read as "not given" would silently skip what the flag asked for.
 CLI::Validator non_empty(const std::string& expected, const std::string& type);

@@ -22,6 +22,10 @@ void run_inspect(const InspectArgs& a) {
     ModelSpec m = load_model(a.model);
     const int s = a.seq.value_or(m.seq_length);
     if (s < 1) throw InputError(fmt::format("--seq: expected a positive sequence length, got {}", s));
+    // As simulate and run refuse it: the position table has no row past its last.
+    if (m.position_embedding == PositionEmbedding::learned && s > m.max_position_embeddings)
+        throw InputError(fmt::format("--seq: expected at most the model's {} learned positions, got {}",
+                                     m.max_position_embeddings, s));
     auto c = count_parameters(m);
     auto f = flops_per_token(m, s);
     auto shapes = layer_shapes(m);

@@ -21,6 +21,7 @@
 #include "executor/mpi_job.h"
 #include "executor/trainer.h"
 #include "simulator/hardware_efficiency.h"
+#include "simulator/simulate.h"
 
 namespace tessel::cli {
 
@@ -70,6 +71,18 @@ void print_summary(const RunResult& r, const std::string& out) {
     if (!out.empty()) fmt::print("wrote {}\n", out);
 }
 
+// Bytes the busiest rank of the plan holds at its peak, in fp32 (both backends compute in fp32).
+double fp32_step_memory_bytes(const ModelSpec& m, Plan p, int ranks) {
+    p.precision = Precision::fp32;
+    SimulateOptions so;
+    so.all_gather_context_parallel = true;  // tessel run's context parallelism
+    // One host of as many CPU "GPUs" as the plan has ranks: only the memory per rank is read.
+    ClusterSpec host = load_cluster("cpu");
+    host.num_nodes = 1;
+    host.gpus_per_node = std::max(ranks, p.world_size());
+    return estimate_memory(m, host, p, so).peak * units::GiB;
+}
+
 void run_command(const RunArgs& a) {
     const int code = run_mpi_job("tessel run", [&](std::unique_ptr<Communicator> world) {
         const int rank = world->rank();
@@ -98,12 +111,31 @@ void run_command(const RunArgs& a) {
                         "weights, gradients and AdamW moments under {}), more than its {:.1f} GiB of memory: a smaller "
                         "model, or ranks spread over more hosts",
                         a.model, least / units::GiB, ranks, ranks == 1 ? "" : "s", o.plan.describe(), host / units::GiB));
+                // The step's activations as well, as simulate counts them for the busiest rank (in
+                // fp32, the executor's CP the all-gather way): a long sequence needs them most.
+                const double step = fp32_step_memory_bytes(o.model, o.plan, world->size()) * ranks;
+                if (host > 0 && step > host)
+                    throw InputError(fmt::format(
+                        "--seq {} (plan {}): a training step needs about {:.1f} GiB on this host ({} rank{} of fp32 "
+                        "states and activations, as tessel simulate counts them), more than its {:.1f} GiB of memory: "
+                        "a shorter sequence, a smaller microbatch, recompute, or ranks spread over more hosts",
+                        o.plan.seq_length, o.plan.describe(), step / units::GiB, ranks, ranks == 1 ? "" : "s",
+                        host / units::GiB));
             }
             if (!a.cluster.empty()) {
                 ClusterSpec c = load_cluster(a.cluster);
                 // Its profile is read as simulate reads it: compare puts the two side by side, and a
                 // profile simulate refuses should not pass here.
                 (void)hardware_efficiency(c);
+                // A CPU cluster (tessel calibrate --backend cpu, the cpu preset) lists only an fp32
+                // peak; one with 16-bit tensor-core peaks describes GPUs, which the CPU backend's
+                // MFU would be measured against and compare would take for the machine it ran on.
+                if (a.backend == "cpu" && (c.gpu.has_own_peak(Precision::bf16) || c.gpu.has_own_peak(Precision::fp16)))
+                    throw InputError(fmt::format(
+                        "--cluster {} with --backend cpu: expected a CPU cluster (only an fp32 peak, as tessel calibrate "
+                        "--backend cpu writes, or the cpu preset), got the {} with 16-bit tensor-core peaks: run "
+                        "--backend cuda on it, or give the CPU's own cluster",
+                        a.cluster, c.gpu.name));
                 // Both backends compute in fp32 (kernels/backend.h is an fp32 interface).
                 const Precision computed = Precision::fp32;
                 const double peak = c.gpu.peak(computed);
@@ -180,7 +212,8 @@ void add_run(CLI::App& app) {
     cmd->add_option("--steps", args->steps, "optimizer steps (default 10)")->check(CLI::Range(1, 1000000));
     cmd->add_option("--data", args->data, "token file: flat uint16 ids (default: synthetic stream)");
     cmd->add_option("--out", args->out, "measured-run JSON (written by rank 0, atomically)")->check(output_path());
-    cmd->add_option("--seed", args->seed, "seed of the initial weights and the synthetic data (default 1234)");
+    cmd->add_option("--seed", args->seed, "seed of the initial weights and the synthetic data (default 1234)")
+        ->check(unsigned_64());
     cmd->add_option("--cluster", args->cluster, "cluster preset or file whose peak MFU is measured against");
     cmd->add_flag("--kernel-times", args->kernel_times,
                   "time every kernel where the step runs it and print rank 0's, the most time first");

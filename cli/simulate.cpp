@@ -111,9 +111,11 @@ void run_simulate(const SimulateArgs& a) {
     o.record_trace = !a.trace_file.empty();
     o.memory_headroom = a.memory_headroom;
     // Before the stack flags, which override what the overlap implies (torchtitan's compiled model).
-    if (a.tp_comm_overlap) {
+    // The flag, or a plan that plan --tp-comm-overlap priced with it (its tp_comm_overlap key).
+    if (a.tp_comm_overlap || p.tp_comm_overlap) {
         if (framework.empty()) o.tp_comm_overlap = true;
         else apply_tp_comm_overlap(o, parse_framework(framework), "--tp-comm-overlap with --framework " + framework);
+        p.tp_comm_overlap = p.sequence_parallel;  // the result's plan says how it was priced
     }
     if (given("--attention")) {
         o.fused_attention = a.attention != "unfused";

@@ -269,6 +269,24 @@ Comparison build_comparison(const json& sim, const std::string& sim_file, const 
     std::optional<ObjectReader> mt;
     if (meas && m.has("time_s")) mt = m.object("time_s");
     auto measured_time = [&](const std::string& key) { return mt ? optional_number(*mt, key) : std::nullopt; };
+    // The measured breakdown must add up to its own total (tessel run writes the parts and their
+    // sum): a part edited or cut off would be compared against the simulation as it stands.
+    if (mt && mt->has("total")) {
+        double parts = 0;
+        for (const char* k : {"compute", "tp_comm_exposed", "cp_comm_exposed", "bubble", "pp_comm_exposed",
+                              "bubble_and_pp_comm", "dp_comm_exposed", "optimizer", "sync_wait"})
+            if (const auto v = measured_time(k)) {
+                if (!std::isfinite(*v) || *v < 0)
+                    throw input_error(meas_file, std::string("time_s.") + k, "a non-negative number of seconds",
+                                      fmt::format("{}", *v));
+                parts += *v;
+            }
+        const double total = required(*mt, "total");
+        if (!(std::abs(parts - total) <= 1e-6 * std::max(std::abs(total), 1.0) + 1e-9))
+            throw input_error(meas_file, "time_s.total",
+                              "the sum of the time_s parts (compute, comm, bubble, optimizer, sync_wait)",
+                              fmt::format("{} against parts summing to {}", total, parts));
+    }
     row("compute", "time_s.compute", "s", G::time, compute + recompute, measured_time("compute"), meas_step,
         recompute > 0 ? "simulated compute + recompute" : "");
     row("TP comm (exposed)", "time_s.tp_comm_exposed", "s", G::time, tp, measured_time("tp_comm_exposed"), meas_step);

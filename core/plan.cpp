@@ -83,6 +83,7 @@ Plan parse_plan(const json& j, const std::string& file) {
             throw input_error(file, "placement", "each of tp, cp, dp and pp exactly once", "\"" + p.placement + "\"");
     }
     if (r.has("framework")) p.framework = r.choice("framework", {"megatron", "deepspeed", "torchtitan"});
+    p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
     r.ignore({"num_microbatches", "world_size", "description"});
     r.finish();
     return p;
@@ -106,6 +107,7 @@ json to_json(const Plan& p) {
     if (p.recompute_layers > 0) j["recompute_layers"] = p.recompute_layers;
     if (p.lm_head_layers > 0) j["lm_head_layers"] = p.lm_head_layers;
     if (!p.framework.empty()) j["framework"] = p.framework;
+    if (p.tp_comm_overlap) j["tp_comm_overlap"] = true;
     return j;
 }
 
@@ -202,6 +204,22 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
                           std::to_string(p.virtual_stages));
     if (p.virtual_stages > 1 && p.pp < 2)
         throw input_error(file, "virtual_stages", "1 unless pp > 1 (interleaving needs a pipeline)", std::to_string(p.virtual_stages));
+    // Megatron interleaves only with --num-layers-per-virtual-pipeline-stage (more than one chunk).
+    if (p.schedule == Schedule::interleaved && p.virtual_stages < 2)
+        throw input_error(file, "schedule",
+                          "\"1f1b\" or \"gpipe\" with virtual_stages 1 (the interleaved schedule runs several model "
+                          "chunks per pipeline rank: pp > 1 and virtual_stages > 1)",
+                          fmt::format("\"interleaved\" with virtual_stages {} and pp {}", p.virtual_stages, p.pp));
+    if (p.recompute_layers > 0 && split_supported) {
+        const auto chunks = layers_per_chunk(m.num_layers, p.pp, p.virtual_stages, p.lm_head_layers);
+        const int most = *std::max_element(chunks.begin(), chunks.end());
+        if (p.recompute_layers > most)
+            throw input_error(file, "recompute_layers",
+                              fmt::format("at most the {} layers of the plan's largest model chunk (0 recomputes "
+                                          "every layer)",
+                                          most),
+                              std::to_string(p.recompute_layers));
+    }
     const std::int64_t per_microbatch_round = std::int64_t(p.dp) * p.microbatch_size;
     if (p.global_batch_size % per_microbatch_round != 0)
         throw input_error(file, "global_batch_size",
@@ -224,6 +242,11 @@ void validate_plan(const Plan& p, const ModelSpec& m, int world_size, const std:
         throw input_error(file, "seq_length", fmt::format("a multiple of 2*cp = {}", 2 * p.cp), std::to_string(p.seq_length));
     if (p.sequence_parallel && p.tp == 1)
         throw input_error(file, "sequence_parallel", "false when tp = 1 (it splits the sequence over the TP group)", "true");
+    if (p.tp_comm_overlap && !p.sequence_parallel)
+        throw input_error(file, "tp_comm_overlap",
+                          "false unless sequence_parallel is on with tp > 1 (the overlap runs sequence parallelism's "
+                          "all-gathers and reduce-scatters beside their GEMMs; Megatron requires --sequence-parallel)",
+                          "true");
     if (p.sequence_parallel && p.seq_length / p.cp % p.tp != 0)
         throw input_error(file, "seq_length", fmt::format("divisible by tp {} with sequence parallelism", p.tp),
                           std::to_string(p.seq_length));

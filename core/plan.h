@@ -35,6 +35,10 @@ struct Plan {
     // kernels and communication `simulate --plan` then prices as `plan` did; "": the simulator's
     // defaults. `run` executes the plan whatever it names.
     std::string framework;
+    // The plan was priced with its TP collectives overlapped with their GEMMs (plan
+    // --tp-comm-overlap: Megatron's --tp-comm-overlap, torchtitan's async TP), which the exporters
+    // write and `simulate --plan` prices again. Needs sequence parallelism with TP.
+    bool tp_comm_overlap = false;
 
     int world_size() const { return tp * pp * dp * cp; }
     // Microbatches each pipeline runs per optimizer step (Megatron's num_microbatches).

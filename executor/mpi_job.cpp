@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "core/errors.h"
+#include "core/json_io.h"
 #include "executor/device_communicator.h"
 #include "executor/job_error.h"
 #include "executor/mpi_check.h"
@@ -68,6 +69,9 @@ int run_mpi_job(const char* program, const std::function<void(std::unique_ptr<Co
     TESSEL_MPI_CHECK(MPI_Comm_size(node, &local.size));
     TESSEL_MPI_CHECK(MPI_Comm_free(&node));
     set_node_local_rank(local);
+    // Every rank reads the same inputs: rank 0 speaks for all of them (two ranks' warnings about
+    // one file interleaved on the terminal).
+    if (rank > 0) set_warning_sink([](const std::string&) {});
     auto finish = [&](int code) {
         if (owns_mpi) MPI_Finalize();  // unchecked: nothing is left to report an error to
         return code;

@@ -75,9 +75,13 @@ void check_executable(const ModelSpec& m, const Plan& p, int world_size, const s
     if (m.position_embedding == PositionEmbedding::rope && m.head_dim % 2 != 0)
         throw input_error(file, "head_dim", "an even head dimension for RoPE", std::to_string(m.head_dim));
     const long long tokens = 1LL * p.microbatch_size * p.seq_length;
-    if (tokens * std::max<long long>(m.vocab_size / p.tp, m.hidden_size) > (1LL << 31))
-        throw input_error(file, "microbatch_size", "a microbatch whose logits fit a 32-bit element count",
-                          std::to_string(p.microbatch_size));
+    const long long width = std::max<long long>(m.vocab_size / p.tp, m.hidden_size);
+    if (tokens * width > (1LL << 31))
+        throw input_error(file, "seq_length",
+                          fmt::format("a microbatch whose logits fit a 32-bit element count: microbatch_size x "
+                                      "seq_length at most {} tokens of {} logits",
+                                      (1LL << 31) / width, width),
+                          fmt::format("{} ({} x {} tokens)", p.seq_length, p.microbatch_size, p.seq_length));
 }
 
 namespace {

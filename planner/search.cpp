@@ -531,6 +531,7 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
                 ++pruned_bound;
                 continue;
             }
+            p.tp_comm_overlap = sim.tp_comm_overlap && p.sequence_parallel;  // what the plan was priced with
             SimulationResult r = simulate(m, c, p, sim);
             ++simulated;
             if (!r.fits) {  // the simulator's own verdict wins

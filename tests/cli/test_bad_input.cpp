@@ -181,6 +181,25 @@ std::vector<BadInput> cases() {
          "--attention", "flash2"}, 2, {"--attention flash2", "expected unfused", "V100"}},
         {"context parallelism with unfused attention", nullptr, {"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100",
          "--gpus", "16", "--dp", "8", "--cp", "2"}, 2, {"key 'cp'", "unfused attention", "got 2"}},
+        // std::stoull read "-1" as 2^64 - 1 and the run went ahead with that seed.
+        {"negative seed", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--seed", "-1"}, 2, {"--seed", "got -1"}},
+        // A CPU run measured against an H100's peak, which compare then took for the machine it ran on.
+        {"GPU cluster on the CPU backend", nullptr, {"run", "--model", "tiny-gpt", "--steps", "1", "--cluster", "dgx-h100"}, 2,
+         {"--cluster dgx-h100 with --backend cpu", "CPU cluster", "H100"}},
+        {"logits beyond 32-bit counts", nullptr, {"run", "--model", "tiny-llama", "--seq", "16777216", "--steps", "1"}, 2,
+         {"key 'seq_length'", "at most 2097152 tokens", "16777216"}},
+        // Its states fit; its activations (terabytes at 4M tokens over 64 layers) do not: refused
+        // before the first allocation, where it used to start and die of the allocation (exit 1).
+        {"activations beyond the host", R"({"num_layers": 64, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 128,
+          "position_embedding": "rope", "activation": "swiglu", "norm": "rmsnorm", "ffn_hidden_size": 128})",
+         {"run", "--model", "@", "--seq", "4194304", "--global-batch-size", "1", "--steps", "1"}, 2,
+         {"--seq 4194304", "GiB on this host", "activations"}},
+        {"interleaved without chunks", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100", "--gpus", "1",
+         "--schedule", "interleaved"}, 2, {"key 'schedule'", "virtual_stages 1"}},
+        {"more recomputed layers than a chunk holds", nullptr, {"simulate", "--model", "tiny-gpt", "--cluster", "dgx-h100",
+         "--gpus", "1", "--recompute", "full", "--recompute-layers", "9"}, 2, {"key 'recompute_layers'", "at most the 4 layers", "got 9"}},
+        {"inspect beyond the learned positions", nullptr, {"inspect", "--model", "gpt2-124m", "--seq", "4096"}, 2,
+         {"--seq", "1024 learned positions", "4096"}},
         {"torchtitan format without torchtitan", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--emit", "megatron",
          "--torchtitan-format", "toml"}, 2, {"--torchtitan-format", "--emit torchtitan"}},
         // One CPU rank of Llama 3 70B needs over a terabyte: refused before allocating (it allocated

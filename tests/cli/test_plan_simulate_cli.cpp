@@ -76,6 +76,31 @@ TEST(PlanCli, SimulateReproducesAnExportedPlan) {
     }
 }
 
+TEST(PlanCli, SimulateReproducesAPlanPricedWithTpOverlap) {
+    // A plan searched with --tp-comm-overlap says so (tp_comm_overlap), so simulate --plan prices
+    // the overlap (and torchtitan's compiled model) as plan did; without the key it would not.
+    const auto dir = temp_dir("plan_overlap_simulate");
+    for (const char* fw : {"megatron", "torchtitan"}) {
+        auto r = run_tessel({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64", "--emit", fw,
+                             "--tp-comm-overlap", "--json", dir + "/plans.json", "--top", "1"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        json plan = read(dir + "/plans.json")["candidates"][0]["plan"];
+        const double planned = read(dir + "/plans.json")["candidates"][0]["step_time_s"].get<double>();
+        ASSERT_GT(plan["tp"].get<int>(), 1) << fw;
+        EXPECT_EQ(plan["tp_comm_overlap"], true) << fw;
+        auto step = [&](const json& p) {
+            std::ofstream(dir + "/plan.json") << p.dump();
+            auto s = run_tessel({"simulate", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64", "--plan",
+                                 dir + "/plan.json", "--json", dir + "/sim.json"});
+            EXPECT_EQ(s.exit_code, 0) << s.err;
+            return read(dir + "/sim.json")["step_time_s"].get<double>();
+        };
+        EXPECT_NEAR(step(plan), planned, 1e-9) << fw;
+        plan.erase("tp_comm_overlap");
+        EXPECT_GT(step(plan), planned * 1.01) << fw;
+    }
+}
+
 TEST(PlanCli, EmitKeepsStdoutToTheConfig) {
     auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--emit", "deepspeed"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -304,6 +304,25 @@ TEST(Compare, NullNegativeOrOutOfRangeNumbersNameTheFileKeyAndValue) {
     EXPECT_NE(error.find("run.json: key 'step_time_s'"), std::string::npos) << error;
 }
 
+TEST(Compare, AMeasuredBreakdownThatDoesNotAddUpIsRefused) {
+    // tessel run writes the parts of the critical rank's step and their sum; a part edited or cut
+    // off (compute 1e300 against a 1 s total) would be compared as if it were measured.
+    json m = measured();
+    m["time_s"]["compute"] = 1e300;
+    std::string error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("run.json: key 'time_s.total'"), std::string::npos) << error;
+    EXPECT_NE(error.find("sum of the time_s parts"), std::string::npos) << error;
+    m = measured();
+    m["time_s"]["dp_comm_exposed"] = -0.1;
+    error = message_of([&] { compare_results(simulated(), "sim.json", m, "run.json"); });
+    EXPECT_NE(error.find("run.json: key 'time_s.dp_comm_exposed'"), std::string::npos) << error;
+    // Parts that add up, however they are split, are compared.
+    m = measured();
+    m["time_s"]["compute"] = 0.4;
+    m["time_s"]["sync_wait"] = 0.1;
+    EXPECT_NO_THROW(compare_results(simulated(), "sim.json", m, "run.json"));
+}
+
 TEST(Compare, AbsurdErrorsPrintInThreeFigures) {
     // 1e300 s simulated against 1e-3 s measured: an error of (1e300 - 1e-3) / 1e-3 = 1e303, that is
     // +1e+305 %, printed as such rather than in 306 digits; real errors keep one decimal.

@@ -12,9 +12,40 @@ TEST(Plan, RoundTripsThroughJson) {
     Plan p;
     p.tp = 8, p.pp = 8, p.dp = 16, p.zero_stage = 1, p.global_batch_size = 1536, p.virtual_stages = 2;
     p.schedule = Schedule::interleaved, p.sequence_parallel = true, p.recompute = Recompute::selective;
+    p.tp_comm_overlap = true;
     Plan q = parse_plan(to_json(p), "p.json");
     EXPECT_EQ(to_json(q), to_json(p));
+    EXPECT_TRUE(q.tp_comm_overlap);
     EXPECT_EQ(q.num_microbatches(), 1536 / 16);
+}
+
+TEST(Plan, InterleavingNeedsChunksAndOverlapNeedsSequenceParallelism) {
+    // Megatron interleaves only with virtual pipeline stages, asserts --sequence-parallel under
+    // --tp-comm-overlap, and recomputes at most a chunk's layers.
+    const auto m = load_model("llama3-8b");
+    auto message = [&](const Plan& p) {
+        try {
+            validate_plan(p, m, 0, "p.json");
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    Plan p;
+    p.tp = 2, p.pp = 2, p.global_batch_size = 4;
+    p.schedule = Schedule::interleaved;
+    EXPECT_NE(message(p).find("key 'schedule'"), std::string::npos) << message(p);
+    p.virtual_stages = 2;
+    EXPECT_EQ(message(p), "");
+    p.tp_comm_overlap = true;
+    EXPECT_NE(message(p).find("key 'tp_comm_overlap'"), std::string::npos) << message(p);
+    p.sequence_parallel = true;
+    EXPECT_EQ(message(p), "");
+    p.recompute = Recompute::full;
+    p.recompute_layers = 8;  // 32 layers on 2 x 2 chunks of 8
+    EXPECT_EQ(message(p), "");
+    p.recompute_layers = 9;
+    EXPECT_NE(message(p).find("key 'recompute_layers'"), std::string::npos) << message(p);
 }
 
 TEST(Plan, RulesNameTheKey) {

@@ -258,6 +258,7 @@ TEST(Search, TensorParallelOverlapKeepsSequenceParallelOnAndPaysOff) {
     for (const auto& r : overlapped) {
         tp_plans |= r.plan.tp > 1;
         EXPECT_EQ(r.plan.sequence_parallel, r.plan.tp > 1) << r.plan.describe();
+        EXPECT_EQ(r.plan.tp_comm_overlap, r.plan.tp > 1) << r.plan.describe();  // what it was priced with
     }
     EXPECT_TRUE(tp_plans);
     EXPECT_LE(overlapped.front().step_time_s, plain.front().step_time_s);
