@@ -116,9 +116,10 @@ void run_command(const RunArgs& a) {
                 const double step = fp32_step_memory_bytes(o.model, o.plan, world->size()) * ranks;
                 if (host > 0 && step > host)
                     throw InputError(fmt::format(
-                        "--seq {} (plan {}): a training step needs about {:.1f} GiB on this host ({} rank{} of fp32 "
+                        "{} {} (plan {}): a training step needs about {:.1f} GiB on this host ({} rank{} of fp32 "
                         "states and activations, as tessel simulate counts them), more than its {:.1f} GiB of memory: "
                         "a shorter sequence, a smaller microbatch, recompute, or ranks spread over more hosts",
+                        a.plan.plan_file.empty() ? std::string("--seq") : a.plan.plan_file + ": key 'seq_length'",
                         o.plan.seq_length, o.plan.describe(), step / units::GiB, ranks, ranks == 1 ? "" : "s",
                         host / units::GiB));
             }
