@@ -280,7 +280,6 @@ void run_plan(const PlanArgs& a) {
 
     if (a.emit) {
         ExportOptions eo;
-        eo.tp_comm_overlap = o.simulate.tp_comm_overlap;
         if (budget) eo.train_iters = (long long)budget->steps;
         const SimulationResult& win = result.best.front();
         Emitted e = framework == Framework::megatron    ? export_megatron(m, win, c, eo)

@@ -15,9 +15,9 @@ struct Emitted {
 };
 
 // Training length for the exported config; 0 leaves the framework's own (or the user's) choice.
+// (Whether the search priced TP overlapped with its GEMMs is the plan's own tp_comm_overlap.)
 struct ExportOptions {
     long long train_iters = 0;
-    bool tp_comm_overlap = false;  // the search priced TP collectives overlapped with their GEMMs
 };
 
 // fp8 GEMMs need tensor cores of compute capability 8.9 or newer (Transformer Engine, torchao's

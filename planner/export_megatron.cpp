@@ -88,7 +88,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
 
     std::vector<std::string> parallel;
     // Transformer Engine's userbuffer overlap, as priced (plan --tp-comm-overlap keeps SP on with TP).
-    const bool tp_overlap = (o.tp_comm_overlap || p.tp_comm_overlap) && p.tp > 1 && p.sequence_parallel;
+    const bool tp_overlap = p.tp_comm_overlap && p.tp > 1 && p.sequence_parallel;
     parallel.push_back(fmt::format("--tensor-model-parallel-size {}{}{}", p.tp, p.sequence_parallel ? " --sequence-parallel" : "",
                                    tp_overlap ? " --tp-comm-overlap" : ""));
     std::string pipe = fmt::format("--pipeline-model-parallel-size {}", p.pp);

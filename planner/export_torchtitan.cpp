@@ -29,6 +29,9 @@ std::string base_config_file(const ModelSpec& m) {
     return flavor == "70B" || flavor == "405B" ? "llama3_70b.toml" : "llama3_8b.toml";
 }
 
+// Async TP where the search priced TP overlapped with its GEMMs and there is TP to overlap.
+bool runs_async_tp(const Plan& p) { return p.tp_comm_overlap && p.tp > 1; }
+
 // Data parallelism as FSDP (data_parallel_shard_degree): ZeRO 2/3, or ZeRO 1 under pipelining.
 bool data_parallel_is_fsdp(const Plan& p) { return p.zero_stage >= 2 || (p.zero_stage == 1 && p.pp > 1); }
 }  // namespace
@@ -96,7 +99,7 @@ std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, co
     k.push_back({"parallelism", "context_parallel_degree", std::to_string(p.cp)});
     // Async TP, where the search priced TP overlapped with its GEMMs; torchtitan raises without the
     // compiled model (maybe_enable_async_tp), which the search priced as fused elementwise kernels.
-    const bool async_tp = (o.tp_comm_overlap || p.tp_comm_overlap) && p.tp > 1;
+    const bool async_tp = runs_async_tp(p);
     if (async_tp) k.push_back({"parallelism", "enable_async_tensor_parallel", "true"});
 
     k.push_back({"activation_checkpoint", "mode", quoted(to_string(p.recompute))});
@@ -170,7 +173,7 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
     if (m.rotary_percent < 1.0 || m.parallel_residual)
         e.notes.push_back("torchtitan's Llama model rotates every head dimension and runs attention and MLP in sequence; "
                           "this model's partial rotary or parallel residual needs its own model code");
-    if ((o.tp_comm_overlap || p.tp_comm_overlap) && p.tp > 1)
+    if (runs_async_tp(p))
         e.notes.push_back("async TP (parallelism.enable_async_tensor_parallel) overlaps the TP all-gathers and "
                           "reduce-scatters with their matmuls inside a node and needs the compiled model, so compile.enable "
                           "is on too; both were simulated (fused elementwise kernels, TP communication beside the GEMMs)");

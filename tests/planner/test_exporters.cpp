@@ -753,13 +753,14 @@ TEST(ExportMegatron, WritesTpCommOverlapWhereItWasPriced) {
     // priced the overlap and the plan has TP with sequence parallelism.
     const ModelSpec m = load_model("llama3-70b");
     const ClusterSpec c = load_cluster("dgx-h100");
-    ExportOptions priced;
-    priced.tp_comm_overlap = true;
-    auto script = [&](const Plan& p, const ExportOptions& o) { return export_megatron(m, winner(p), c, o).text; };
+    auto script = [&](Plan p, bool priced) {
+        p.tp_comm_overlap = priced;
+        return export_megatron(m, winner(p), c).text;
+    };
     const Plan tp_sp = make_plan(4, 4, 4, 1, 1, 64, 8192, 1, 1, Recompute::none, true);
-    EXPECT_NE(script(tp_sp, priced).find("--sequence-parallel --tp-comm-overlap"), std::string::npos);
-    EXPECT_EQ(script(tp_sp, {}).find("--tp-comm-overlap"), std::string::npos);
-    EXPECT_EQ(script(make_plan(1, 4, 16, 1, 1, 64, 8192, 1, 1), priced).find("--tp-comm-overlap"), std::string::npos);
+    EXPECT_NE(script(tp_sp, true).find("--sequence-parallel --tp-comm-overlap"), std::string::npos);
+    EXPECT_EQ(script(tp_sp, false).find("--tp-comm-overlap"), std::string::npos);
+    EXPECT_EQ(script(make_plan(1, 4, 16, 1, 1, 64, 8192, 1, 1), true).find("--tp-comm-overlap"), std::string::npos);
 }
 
 TEST(ExportTorchtitan, WritesAsyncTpAndTheCompileItNeedsWhereItWasPriced) {
@@ -768,19 +769,21 @@ TEST(ExportTorchtitan, WritesAsyncTpAndTheCompileItNeedsWhereItWasPriced) {
     // kernels, and the config turns on both, as TOML keys or as bare command-line flags.
     const ModelSpec m = load_model("llama3-70b");
     const ClusterSpec c = load_cluster("dgx-h100");
-    ExportOptions priced;
-    priced.tp_comm_overlap = true;
-    const Plan tp_sp = make_plan(8, 1, 8, 1, 1, 64, 8192, 1, 3, Recompute::full, true);
-    const std::string toml = export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::toml, priced).text;
+    Plan tp_sp = make_plan(8, 1, 8, 1, 1, 64, 8192, 1, 3, Recompute::full, true);
+    tp_sp.tp_comm_overlap = true;
+    const std::string toml = export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::toml).text;
     EXPECT_NE(toml.find("enable_async_tensor_parallel = true"), std::string::npos) << toml;
     EXPECT_NE(toml.find("[compile]\nenable = true"), std::string::npos) << toml;
-    const std::string flags = export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::overrides, priced).text;
+    const std::string flags = export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::overrides).text;
     EXPECT_NE(flags.find("  --parallelism.enable_async_tensor_parallel\n"), std::string::npos) << flags;
     EXPECT_NE(flags.find("  --compile.enable\n"), std::string::npos) << flags;
     // Not priced, or no TP to overlap: neither key.
-    EXPECT_EQ(export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::toml, {}).text.find("async"), std::string::npos);
-    const std::string no_tp =
-        export_torchtitan(m, winner(make_plan(1, 1, 64, 1, 1, 64, 8192, 1, 3, Recompute::full)), c, TorchtitanFormat::toml, priced).text;
+    Plan unpriced = tp_sp;
+    unpriced.tp_comm_overlap = false;
+    EXPECT_EQ(export_torchtitan(m, winner(unpriced), c, TorchtitanFormat::toml).text.find("async"), std::string::npos);
+    Plan no_tp_plan = make_plan(1, 1, 64, 1, 1, 64, 8192, 1, 3, Recompute::full);
+    no_tp_plan.tp_comm_overlap = true;
+    const std::string no_tp = export_torchtitan(m, winner(no_tp_plan), c, TorchtitanFormat::toml).text;
     EXPECT_EQ(no_tp.find("async"), std::string::npos) << no_tp;
     EXPECT_EQ(no_tp.find("[compile]"), std::string::npos) << no_tp;
 
