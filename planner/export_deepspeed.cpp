@@ -89,11 +89,13 @@ Emitted export_deepspeed(const ModelSpec& m, const SimulationResult& w, const Cl
         e.notes.push_back(fmt::format("the JSON has no TP/PP degree: run it with Megatron-DeepSpeed and "
                                       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} "
                                       "--global-batch-size {}{} --deepspeed --deepspeed_config <this file> --zero-stage {}{}, "
-                                      "with the model's shape flags (--emit megatron writes Megatron-LM's spelling of them)",
+                                      "with the model's shape flags (--emit megatron writes Megatron-LM's spelling of them); "
+                                      "its mpu makes train_batch_size count the {} data-parallel ranks, where "
+                                      "deepspeed.initialize without one counts all {} GPUs and refuses the batch",
                                       p.tp, p.pp, p.microbatch_size, p.global_batch_size,
                                       // Megatron's own weights' dtype: the config's fp16/bf16 block does not set it.
                                       p.precision == Precision::fp16 ? " --fp16" : p.precision == Precision::fp32 ? "" : " --bf16",
-                                      stage, p.pp == 1 ? " --no-pipeline-parallel" : ""));
+                                      stage, p.pp == 1 ? " --no-pipeline-parallel" : "", p.dp, p.world_size()));
     if (p.pp > 1 && (m.num_layers % p.pp != 0 || p.lm_head_layers > 0))
         e.notes.push_back(fmt::format("{} layers over {} stages: Megatron-DeepSpeed's partition_method "
                                       "\"type:transformer\" gives the first stages the extra layers, not the split "

@@ -99,12 +99,14 @@ std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, co
     k.push_back({"parallelism", "context_parallel_degree", std::to_string(p.cp)});
     // Async TP, where the search priced TP overlapped with its GEMMs; torchtitan raises without the
     // compiled model (maybe_enable_async_tp), which the search priced as fused elementwise kernels.
+    // Written off as well as on: the overrides form sits on a base config, and torchtitan's own 405B
+    // config turns both on.
     const bool async_tp = runs_async_tp(p);
-    if (async_tp) k.push_back({"parallelism", "enable_async_tensor_parallel", "true"});
+    k.push_back({"parallelism", "enable_async_tensor_parallel", async_tp ? "true" : "false"});
 
     k.push_back({"activation_checkpoint", "mode", quoted(to_string(p.recompute))});
     if (p.recompute == Recompute::selective) k.push_back({"activation_checkpoint", "selective_ac_option", quoted("op")});
-    if (async_tp) k.push_back({"compile", "enable", "true"});  // components keep their default, model and loss
+    k.push_back({"compile", "enable", async_tp ? "true" : "false"});  // components keep their default, model and loss
     return k;
 }
 
@@ -134,7 +136,8 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
         s += "#!/usr/bin/env bash\n";
         s += "# torchtitan launch with command-line overrides (v0.2.x keys), written by `tessel plan`.\n# " + summary + "\n";
         s += "# CONFIG_FILE is the base job config (its other sections: optimizer, data, checkpointing; the\n"
-             "# overrides below set the model);\n"
+             "# overrides below set the model). It must list no model.converters, which no override can clear:\n"
+             "# llama3_405b.toml's float8 would train a step this plan did not price;\n"
              "# run on every node with NODE_RANK, MASTER_ADDR and MASTER_PORT set.\n";
         s += "set -euo pipefail\n";
         s += "CONFIG_FILE=${CONFIG_FILE:-./torchtitan/models/llama3/train_configs/" + base_config_file(m) + "}\n";
@@ -142,8 +145,13 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
         for (const auto& k : keys) {
             std::string v = k.value;
             v.erase(std::remove(v.begin(), v.end(), '"'), v.end());
-            // A boolean set on is a bare flag on torchtitan's command line (tyro: --x / --no-x).
-            s += v == "true" ? fmt::format("  --{}.{}\n", k.section, k.key) : fmt::format("  --{}.{} {}\n", k.section, k.key, v);
+            // A boolean is a bare flag on torchtitan's command line (tyro: --x on, --no_x off).
+            if (v == "true")
+                s += fmt::format("  --{}.{}\n", k.section, k.key);
+            else if (v == "false")
+                s += fmt::format("  --{}.no_{}\n", k.section, k.key);
+            else
+                s += fmt::format("  --{}.{} {}\n", k.section, k.key, v);
         }
         s += ")\n";
         s += fmt::format(
@@ -205,7 +213,9 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
     if (p.precision == Precision::fp8)
         e.notes.push_back(fp8_note(c, "fp8 was simulated with torchao's Float8Linear; the config trains in bf16 until "
                                       "you add its converter (v0.2.x: --model.converters quantize.linear.float8 "
-                                      "--compile.enable, docs/float8.md)"));
+                                      "--compile.enable, docs/float8.md); with TP, v0.2.x keeps the TP collectives "
+                                      "in bf16 as simulated (parallelize.py turns float8 TP on only for a converter "
+                                      "named \"float8\", which v0.2.x no longer registers)"));
     return e;
 }
 

@@ -128,7 +128,7 @@ const std::set<std::string> kTorchtitanKeys = {
     "activation_checkpoint.memory_budget", "training.local_batch_size", "training.global_batch_size", "training.seq_len",
     "training.steps", "training.max_norm", "training.dataset", "training.mixed_precision_param",
     "training.mixed_precision_reduce", "training.dtype", "training.enable_cpu_offload", "model.name", "model.flavor",
-    "model.hf_assets_path"};
+    "model.hf_assets_path", "compile.enable", "compile.components"};
 
 SimulationResult winner(const Plan& p) {
     SimulationResult r;
@@ -387,6 +387,11 @@ void check_deepspeed(const ModelSpec& m, const Plan& p) {
             const bool bf16 = j["bf16"]["enabled"].get<bool>(), fp16 = j["fp16"]["enabled"].get<bool>();
             EXPECT_EQ(n.find(" --bf16 ") != std::string::npos, bf16) << n;
             EXPECT_EQ(n.find(" --fp16 ") != std::string::npos, fp16) << n;
+            // DeepSpeed checks train_batch_size = micro x accumulation x world, its world the
+            // data-parallel ranks only when Megatron-DeepSpeed hands it an mpu (config.py,
+            // _batch_assertion): plain deepspeed.initialize counts every GPU.
+            EXPECT_NE(n.find("count the " + std::to_string(p.dp) + " data-parallel ranks"), std::string::npos) << n;
+            EXPECT_NE(n.find("counts all " + std::to_string(p.world_size()) + " GPUs"), std::string::npos) << n;
         }
     }
     EXPECT_EQ(recompute_note, p.recompute != Recompute::none);
@@ -434,6 +439,14 @@ std::map<std::string, std::string> torchtitan_values(const std::string& text, bo
             if (!w.empty() && w[0] == "torchrun")
                 *world = std::stoi(w[2]) * std::stoi(w[4]);  // --nproc_per_node N --nnodes M
             if (w.size() == 2 && w[0].rfind("--", 0) == 0) v[w[0].substr(2)] = w[1];
+            // A bare flag is a boolean (tyro): --section.key on, --section.no_key off.
+            if (w.size() == 1 && w[0].rfind("--", 0) == 0) {
+                std::string key = w[0].substr(2);
+                const auto dot = key.find('.');
+                const bool off = dot != std::string::npos && key.compare(dot + 1, 3, "no_") == 0;
+                if (off) key.erase(dot + 1, 3);
+                v[key] = off ? "false" : "true";
+            }
         }
     }
     return v;
@@ -777,15 +790,25 @@ TEST(ExportTorchtitan, WritesAsyncTpAndTheCompileItNeedsWhereItWasPriced) {
     const std::string flags = export_torchtitan(m, winner(tp_sp), c, TorchtitanFormat::overrides).text;
     EXPECT_NE(flags.find("  --parallelism.enable_async_tensor_parallel\n"), std::string::npos) << flags;
     EXPECT_NE(flags.find("  --compile.enable\n"), std::string::npos) << flags;
-    // Not priced, or no TP to overlap: neither key.
+    // Not priced, or no TP to overlap: both keys written off, so that a base config that turns them
+    // on (torchtitan v0.2.x's llama3_405b.toml: enable_async_tensor_parallel and compile.enable
+    // true) cannot change the step under the overrides.
     Plan unpriced = tp_sp;
     unpriced.tp_comm_overlap = false;
-    EXPECT_EQ(export_torchtitan(m, winner(unpriced), c, TorchtitanFormat::toml).text.find("async"), std::string::npos);
+    const std::string off = export_torchtitan(m, winner(unpriced), c, TorchtitanFormat::toml).text;
+    EXPECT_NE(off.find("enable_async_tensor_parallel = false"), std::string::npos) << off;
+    EXPECT_NE(off.find("[compile]\nenable = false"), std::string::npos) << off;
+    const std::string off_flags = export_torchtitan(m, winner(unpriced), c, TorchtitanFormat::overrides).text;
+    EXPECT_NE(off_flags.find("  --parallelism.no_enable_async_tensor_parallel\n"), std::string::npos) << off_flags;
+    EXPECT_NE(off_flags.find("  --compile.no_enable\n"), std::string::npos) << off_flags;
+    EXPECT_EQ(off_flags.find("  --compile.enable\n"), std::string::npos) << off_flags;
+    // No override can clear model.converters: the script says the base must list none.
+    EXPECT_NE(off_flags.find("must list no model.converters"), std::string::npos) << off_flags;
     Plan no_tp_plan = make_plan(1, 1, 64, 1, 1, 64, 8192, 1, 3, Recompute::full);
     no_tp_plan.tp_comm_overlap = true;
     const std::string no_tp = export_torchtitan(m, winner(no_tp_plan), c, TorchtitanFormat::toml).text;
-    EXPECT_EQ(no_tp.find("async"), std::string::npos) << no_tp;
-    EXPECT_EQ(no_tp.find("[compile]"), std::string::npos) << no_tp;
+    EXPECT_NE(no_tp.find("enable_async_tensor_parallel = false"), std::string::npos) << no_tp;
+    EXPECT_NE(no_tp.find("[compile]\nenable = false"), std::string::npos) << no_tp;
 
     // The simulator prices what the config runs: TP overlap and, for torchtitan, fused elementwise
     // kernels; Megatron's elementwise kernels are fused already; DeepSpeed has no such overlap.
@@ -895,7 +918,7 @@ TEST(Export, PlannerSimulatesTheStackTheConfigRuns) {
                                                TorchtitanFormat::toml).text;
     EXPECT_NE(toml.find("fsdp_reshard_after_forward = \"never\""), std::string::npos) << toml;
     EXPECT_NE(toml.find("mixed_precision_reduce = \"float32\""), std::string::npos) << toml;
-    EXPECT_EQ(toml.find("compile"), std::string::npos) << toml;
+    EXPECT_NE(toml.find("[compile]\nenable = false"), std::string::npos) << toml;
     const SimulateOptions tt = simulate_options_for(Framework::torchtitan, Precision::bf16);
     EXPECT_TRUE(tt.zero2_layerwise_gather);
     EXPECT_TRUE(tt.grad_reduce_in_fp32);
