@@ -52,6 +52,25 @@ std::vector<std::string> torchtitan_llama3_gaps(const ModelSpec& m) {
     return gaps;
 }
 
+std::string torchtitan_flavor_entry(const ModelSpec& m) {
+    // torchtitan's FeedForward (model.py) builds int(2 * 4 * dim / 3) scaled by ffn_dim_multiplier
+    // (when set, then truncated) and rounded up to a multiple of multiple_of. Its default rounding
+    // (256) where that gives the width; otherwise the width itself as the multiple, with a
+    // multiplier below 1 where the unscaled width is wider still.
+    const long long ffn = m.ffn_hidden_size;
+    const long long base = 8LL * m.hidden_size / 3;
+    auto round_up = [](long long x, long long k) { return k * ((x + k - 1) / k); };
+    std::string ffn_args = "multiple_of=256";
+    if (round_up(base, 256) != ffn) {
+        ffn_args = fmt::format("multiple_of={}", ffn);
+        if (base > ffn) ffn_args += fmt::format(", ffn_dim_multiplier={:.9g}", static_cast<double>(ffn) / base);
+    }
+    return fmt::format("\"{}\": TransformerModelArgs(dim={}, n_layers={}, n_heads={}, n_kv_heads={}, vocab_size={}, "
+                       "{}, norm_eps={:g}, rope_theta={:g})",
+                       m.name, m.hidden_size, m.num_layers, m.num_attention_heads, m.num_kv_heads, m.vocab_size, ffn_args,
+                       m.norm_epsilon, m.rope_theta);
+}
+
 TorchtitanFormat parse_torchtitan_format(const std::string& s) {
     if (s == "overrides") return TorchtitanFormat::overrides;
     if (s == "toml") return TorchtitanFormat::toml;
@@ -163,9 +182,10 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
     if (torchtitan_flavor(m).first.empty())
         e.notes.push_back(fmt::format("torchtitan defines model shapes in code: register a llama3 flavor named \"{}\" "
                                       "with {} layers, hidden {}, {} heads ({} KV), FFN {}, vocabulary {} and RoPE theta "
-                                      "{:g} (model.flavor names it; until it is registered torchtitan stops)",
+                                      "{:g} (model.flavor names it; until it is registered torchtitan stops): add "
+                                      "{} to llama3_args in torchtitan/models/llama3/__init__.py",
                                       m.name, m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads,
-                                      m.ffn_hidden_size, m.vocab_size, m.rope_theta));
+                                      m.ffn_hidden_size, m.vocab_size, m.rope_theta, torchtitan_flavor_entry(m)));
     // torchtitan v0.2.x's Llama 3 model applies RoPEScalingArgs (factor 8, bands 1 and 4 over 8192
     // positions) in precompute_freqs_cis to every flavor, and no TOML key reaches it.
     const bool llama31_rope = m.rope_scaling_type == "llama3" && m.rope_scaling_factor == 8.0 &&

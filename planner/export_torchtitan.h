@@ -35,6 +35,11 @@ struct TorchtitanKey {
 // can. A model it cannot build is refused for --emit torchtitan: its launch would train another.
 std::vector<std::string> torchtitan_llama3_gaps(const ModelSpec& m);
 
+// The entry that registers m as a flavor of torchtitan v0.2.x's llama3 model (a line of
+// llama3_args in models/llama3/__init__.py): `"<name>": TransformerModelArgs(...)`, with
+// multiple_of and ffn_dim_multiplier chosen so that its FeedForward's rounding gives m's FFN width.
+std::string torchtitan_flavor_entry(const ModelSpec& m);
+
 std::vector<TorchtitanKey> torchtitan_keys(const ModelSpec& m, const Plan& p, const ExportOptions& o = {});
 
 Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& winner, const ClusterSpec& c,

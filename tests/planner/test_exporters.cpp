@@ -1070,3 +1070,50 @@ TEST(ExportTorchtitan, ModelsItsLlama3CannotBuildAreNamedAndOthersGetTheirOwnFla
     EXPECT_EQ(v["model.name"], "\"llama3\"");
     EXPECT_EQ(v["model.flavor"], "\"llama2-70b\"");
 }
+
+// torchtitan v0.2.x FeedForward.__init__ (models/llama3/model/model.py), rewritten from its source:
+// hidden = int(2 * (4 * dim) / 3); with a multiplier, int(multiplier * hidden); then rounded up to
+// a multiple of multiple_of.
+long long torchtitan_ffn_width(long long dim, long long multiple_of, double multiplier) {
+    long long hidden = static_cast<long long>(2.0 * (4 * dim) / 3.0);
+    if (multiplier > 0) hidden = static_cast<long long>(multiplier * hidden);
+    return multiple_of * ((hidden + multiple_of - 1) / multiple_of);
+}
+
+TEST(ExportTorchtitan, FlavorEntryRebuildsTheModelsFfnWidth) {
+    auto field = [](const std::string& entry, const std::string& name) -> std::string {
+        const auto at = entry.find(name + "=");
+        if (at == std::string::npos) return "";
+        const auto start = at + name.size() + 1;
+        return entry.substr(start, entry.find_first_of(",)", start) - start);
+    };
+    // Llama 2 7B: torchtitan's default rounding gives 11008 (4096 -> 10922 -> 43 x 256).
+    const ModelSpec l2 = load_model("llama2-7b");
+    const std::string e7 = torchtitan_flavor_entry(l2);
+    EXPECT_EQ(e7.rfind("\"llama2-7b\": TransformerModelArgs(", 0), 0u) << e7;
+    EXPECT_EQ(field(e7, "multiple_of"), "256") << e7;
+    EXPECT_EQ(field(e7, "ffn_dim_multiplier"), "") << e7;
+    EXPECT_EQ(field(e7, "dim"), "4096");
+    EXPECT_EQ(field(e7, "n_layers"), "32");
+    EXPECT_EQ(field(e7, "n_kv_heads"), "32");
+    EXPECT_EQ(field(e7, "vocab_size"), "32000");
+    EXPECT_EQ(field(e7, "rope_theta"), "10000");
+    // Every width, narrower or wider than 8/3 of the hidden size, comes back out of the formula.
+    for (int dim : {1024, 4096, 5120, 8192}) {
+        for (int ffn : {2816, 3072, 11008, 13824, 14336, 28672, 53248, 1000, 7}) {
+            ModelSpec m = l2;
+            m.hidden_size = dim;
+            m.ffn_hidden_size = ffn;
+            const std::string e = torchtitan_flavor_entry(m);
+            const std::string mult = field(e, "ffn_dim_multiplier");
+            EXPECT_EQ(torchtitan_ffn_width(dim, std::stoll(field(e, "multiple_of")), mult.empty() ? 0.0 : std::stod(mult)), ffn)
+                << e;
+        }
+    }
+    // The note that names the flavor carries the entry.
+    const Emitted ex = export_torchtitan(l2, winner(make_plan(1, 1, 8, 1, 1, 64, 4096, 1, 2)), load_cluster("dgx-h100"),
+                                         TorchtitanFormat::toml);
+    bool carried = false;
+    for (const auto& n : ex.notes) carried |= n.find(e7) != std::string::npos;
+    EXPECT_TRUE(carried);
+}
