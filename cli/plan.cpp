@@ -153,8 +153,11 @@ void run_plan(const PlanArgs& a) {
     check_framework_precision(framework, precision, cluster_origin);
     o.simulate = simulate_options_for(framework, precision);
     use_gpu_attention(o.simulate, c.gpu);
-    if (a.tp_comm_overlap)
-        apply_tp_comm_overlap(o.simulate, framework, a.emit ? "--tp-comm-overlap with --emit " + *a.emit : "--tp-comm-overlap");
+    if (a.tp_comm_overlap) {
+        const std::string flags = a.emit ? "--tp-comm-overlap with --emit " + *a.emit : "--tp-comm-overlap";
+        apply_tp_comm_overlap(o.simulate, framework, flags);
+        check_tp_comm_overlap_gpu(framework, c.gpu, cluster_origin, flags);
+    }
     // stdout holds the exported config or the JSON when either goes there.
     Printer pr{a.emit ? stderr : table};
     if (o.objective == Objective::tokens_per_dollar && !(c.price_per_gpu_hour > 0))

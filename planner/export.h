@@ -30,4 +30,12 @@ inline std::string fp8_note(const ClusterSpec& c, const std::string& with_fp8) {
                        c.gpu.name);
 }
 
+// The notes as comment lines for a script or TOML, so that they travel with the file they are
+// about (the command line prints them too).
+inline std::string note_comments(const std::vector<std::string>& notes) {
+    std::string s;
+    for (const auto& n : notes) s += "# note: " + n + "\n";
+    return s;
+}
+
 }  // namespace tessel

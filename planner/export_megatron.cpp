@@ -75,14 +75,28 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                     m.norm_epsilon);
     if (m.activation == Activation::swiglu) shape += " --swiglu";
     if (!m.tied_embeddings) shape += " --untie-embeddings-and-output-weights";
-    if (!m.linear_bias) shape += " --disable-bias-linear";
-    if (m.qkv_bias) shape += " --add-qkv-bias";
+    // Megatron's add_bias_linear (its default) puts a bias on every linear layer; without it,
+    // --add-qkv-bias puts them on Q, K and V alone.
+    const bool every_bias = m.linear_bias || (m.qkv_bias && m.out_bias && m.mlp_bias);
+    if (!every_bias) shape += " --disable-bias-linear";
+    if (!every_bias && m.qkv_bias) shape += " --add-qkv-bias";
     // Megatron-Core's q_layernorm / k_layernorm normalise each head (hidden size = kv_channels).
     if (m.qk_norm != QkNorm::none) shape += " --qk-layernorm";
     // Megatron-LM's dropouts default to 0.1. The simulator trains GPT-style (learned position)
     // models with dropout and RoPE models (Llama, Qwen, Mistral: none in their recipes) without,
     // so the script switches them off where the simulation did.
     if (!default_activation_options(m).dropout) shape += " --attention-dropout 0.0 --hidden-dropout 0.0";
+    // Banded attention: Transformer Engine's window (left, right) counts the keys before the
+    // query, so w keys with itself are (w - 1, 0); with a pattern, Megatron-Core's
+    // is_layer_window_attention keeps layers n, 2n, ... (1-based) full, as Gemma 2 and 3 do.
+    if (m.sliding_window > 0) {
+        shape += fmt::format(" --window-size {},0", m.sliding_window - 1);
+        if (m.sliding_window_pattern > 1) shape += fmt::format(" --window-attn-skip-freq {}", m.sliding_window_pattern);
+    }
+    // Transformer Engine, Megatron's default layer implementation, needs compute capability 8.0,
+    // as FlashAttention does (the cluster's gpu.flash_attention): below it the local layers, which
+    // run the unfused attention the plan priced there.
+    if (!c.gpu.flash_attention) shape += " --transformer-impl local";
     model.push_back(shape);
     model.push_back("--make-vocab-size-divisible-by 128");
 
@@ -142,6 +156,9 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
          "# checkout. Data, tokenizer and optimizer flags are yours: put them in EXTRA_ARGS, e.g.\n"
          "#   EXTRA_ARGS=\"--data-path ... --tokenizer-type ... --lr 3e-4\"\n";
     s += "set -euo pipefail\n";
+    // Megatron asserts it for TP or CP below Blackwell (validate_args): one hardware queue keeps
+    // each layer's TP collective ahead of the GEMM that follows it, the order that was priced.
+    if (p.tp > 1 || p.cp > 1) s += "export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-1}\n";
     s += fmt::format("GPUS_PER_NODE={}\nNNODES={}\n", gpus_per_node, nodes);
     s += array("MODEL_ARGS", model);
     s += array("PARALLEL_ARGS", parallel);
@@ -181,10 +198,12 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                       "the RoPE scaling factor stays its default 8, not this model's {:g}: pass "
                                       "rope_scaling_factor in the model builder",
                                       m.rope_scaling_factor));
+    // Megatron-LM's GPT builder passes the interpolation factor from 2026-06-01 (5f884384a7, the
+    // builder moved to megatron/training/argument_utils.py); core_v0.13 to core_v0.19's does not.
     if (m.rope_scaling_type == "linear" && !rope_scaling.empty())
-        e.notes.push_back(fmt::format("pretrain_gpt.py builds GPTModel without seq_len_interpolation_factor "
-                                      "(gpt_builders.py): --rotary-seq-len-interpolation-factor {:g} takes effect only "
-                                      "where the model builder passes it",
+        e.notes.push_back(fmt::format("--rotary-seq-len-interpolation-factor {:g} reaches the model from Megatron-LM's "
+                                      "June 2026 GPT builder on; core_v0.13 to core_v0.19's pretrain_gpt.py "
+                                      "(gpt_builders.py) builds GPTModel without it, so there pass it in the model builder",
                                       m.rope_scaling_factor));
     if (m.rope_scaling_type == "llama3" &&
         (m.rope_scaling_low_freq_factor != 1.0 || m.rope_scaling_high_freq_factor != 4.0 ||
@@ -194,10 +213,6 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                                       "rotates by only if its model code passes them to the rotary embedding",
                                       m.rope_scaling_low_freq_factor, m.rope_scaling_high_freq_factor,
                                       m.rope_scaling_original_context));
-    if (m.sliding_window > 0 && m.sliding_window < p.seq_length)
-        e.notes.push_back(fmt::format("sliding-window attention ({} keys) has no launch flag here: set Megatron-Core's "
-                                      "TransformerConfig.window_size in the model provider, or the run attends to the "
-                                      "whole sequence", m.sliding_window));
     if (m.activation == Activation::geglu)
         e.notes.push_back("the MLP is a gated GELU (GeGLU), which has no launch flag: set Megatron-Core's "
                           "gated_linear_unit with a GELU activation_func in the model provider");
@@ -207,7 +222,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (m.parallel_residual)
         e.notes.push_back("attention and MLP in parallel off one residual (GPT-NeoX, Falcon) has no Megatron-LM flag; "
                           "the script builds the sequential layer, which tessel prices the same");
-    if (!m.linear_bias && (m.out_bias || m.mlp_bias))
+    if (!every_bias && (m.out_bias || m.mlp_bias))
         e.notes.push_back(fmt::format("biases on {} alone have no Megatron-LM flag (--add-bias-linear puts them on every "
                                       "linear layer); the script builds the model without them",
                                       m.out_bias && m.mlp_bias ? "the attention output and the MLP"
@@ -219,6 +234,9 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     if (p.precision == Precision::fp8)
         e.notes.push_back(
             fp8_note(c, "fp8: --fp8-format hybrid with Megatron's default scaling recipe; it needs Transformer Engine"));
+    // The notes travel in the script too, above its first command.
+    const auto at = s.find("set -euo pipefail\n");
+    s.insert(at, note_comments(e.notes));
     return e;
 }
 

@@ -236,6 +236,10 @@ Emitted export_torchtitan(const ModelSpec& m, const SimulationResult& w, const C
                                       "--compile.enable, docs/float8.md); with TP, v0.2.x keeps the TP collectives "
                                       "in bf16 as simulated (parallelize.py turns float8 TP on only for a converter "
                                       "named \"float8\", which v0.2.x no longer registers)"));
+    // The notes travel in the file too: the script's above its first command, the TOML's above
+    // its first section.
+    const auto at = format == TorchtitanFormat::toml ? s.find("\n[") + 1 : s.find("set -euo pipefail\n");
+    s.insert(at, note_comments(e.notes));
     return e;
 }
 

@@ -114,6 +114,14 @@ void apply_tp_comm_overlap(SimulateOptions& o, Framework f, const std::string& f
     if (f == Framework::torchtitan) o.fused_elementwise = true;  // async TP needs the compiled model
 }
 
+void check_tp_comm_overlap_gpu(Framework f, const GpuSpec& gpu, const std::string& cluster,
+                               const std::string& flag_context) {
+    if (f == Framework::torchtitan || f == Framework::deepspeed || gpu.flash_attention) return;
+    throw InputError(fmt::format("{}: expected a GPU of compute capability 8.0 or newer: {} of cluster {} (gpu.flash_attention "
+                                 "false) does not run Transformer Engine, whose userbuffers overlap the TP collectives",
+                                 flag_context, gpu.name, cluster));
+}
+
 void check_framework_precision(Framework f, Precision precision, const std::string& cluster) {
     if (f == Framework::torchtitan && precision == Precision::fp16)
         throw InputError(fmt::format("--emit torchtitan: torchtitan trains in bf16 or fp32 (training.mixed_precision_param), "

@@ -89,6 +89,11 @@ SimulateOptions simulate_options_for(Framework f, Precision precision);
 // model (compile.enable with "model" in compile.components), so its elementwise ops run fused as
 // well. InputError for DeepSpeed, which has neither; `flag_context` names the flags in the message.
 void apply_tp_comm_overlap(SimulateOptions& o, Framework f, const std::string& flag_context);
+// InputError for Transformer Engine's overlap (Megatron, or no framework: the simulator's
+// Megatron-Core defaults) on a GPU below compute capability 8.0, which Transformer Engine does not
+// run on; gpu.flash_attention false marks such a GPU. `cluster` names the cluster in the message.
+void check_tp_comm_overlap_gpu(Framework f, const GpuSpec& gpu, const std::string& cluster,
+                               const std::string& flag_context);
 
 // InputError where the framework has no setting for the precision: torchtitan's
 // training.mixed_precision_param takes bfloat16 or float32, so fp16 (a V100's default) cannot be

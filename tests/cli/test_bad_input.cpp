@@ -179,6 +179,10 @@ std::vector<BadInput> cases() {
         // No FlashAttention on Volta: an explicit fused kernel there, or CP without one, is refused.
         {"flash attention on a V100", nullptr, {"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100", "--gpus", "16",
          "--attention", "flash2"}, 2, {"--attention flash2", "expected unfused", "V100"}},
+        // Transformer Engine's userbuffers, which Megatron's overlap runs on, need compute capability 8.0.
+        {"megatron tp comm overlap on a V100", nullptr, {"plan", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100", "--gpus",
+         "16", "--emit", "megatron", "--tp-comm-overlap"}, 2, {"--tp-comm-overlap with --emit megatron", "gpu.flash_attention",
+         "dgx2-v100", "Transformer Engine"}},
         {"context parallelism with unfused attention", nullptr, {"simulate", "--model", "gpt2-1.5b", "--cluster", "dgx2-v100",
          "--gpus", "16", "--dp", "8", "--cp", "2"}, 2, {"key 'cp'", "unfused attention", "got 2"}},
         // std::stoull read "-1" as 2^64 - 1 and the run went ahead with that seed.

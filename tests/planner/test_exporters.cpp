@@ -84,7 +84,12 @@ const std::set<std::string> kMegatronFlags = {
     "--attention-dropout", "--hidden-dropout",
     // arguments.py (_add_network_size_args): Llama 3.1's RoPE scaling (factor a float, default 8)
     // and linear position interpolation (an int).
-    "--use-rope-scaling", "--rope-scaling-factor", "--rotary-seq-len-interpolation-factor"};
+    "--use-rope-scaling", "--rope-scaling-factor", "--rotary-seq-len-interpolation-factor",
+    // arguments.py, _add_network_size_args: the attention window as Transformer Engine's (left,
+    // right) and the full-attention layers' period. The layer implementation, transformer_engine
+    // (default) | local: _add_transformer_engine_args at core_v0.15.0, generated from
+    // TransformerConfig.transformer_impl at HEAD.
+    "--window-size", "--window-attn-skip-freq", "--transformer-impl"};
 
 // config-formats.md §B2: DeepSpeed config keys (deepspeed/runtime/constants.py, zero/config.py, ...).
 const std::set<std::string> kDeepSpeedKeys = {
@@ -214,6 +219,13 @@ void check_megatron(const ModelSpec& m, const Plan& p) {
     EXPECT_EQ(gbs, p.global_batch_size);
     EXPECT_EQ(flag_int(f, "--seq-length"), p.seq_length);
     EXPECT_EQ(f.count("--sequence-parallel"), p.sequence_parallel ? 1u : 0u);
+    // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with TP or CP below Blackwell
+    // (arguments.py, core_v0.15.0 and HEAD).
+    EXPECT_EQ(script.find("export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-1}\n") != std::string::npos,
+              p.tp > 1 || p.cp > 1)
+        << script;
+    // An A100 runs Transformer Engine, the default layers.
+    EXPECT_EQ(f.count("--transformer-impl"), 0u);
     // Virtual stages: one of the two interleaving forms exactly when the plan interleaves (their
     // counts are compared with p.virtual_stages below).
     EXPECT_EQ(f.count("--num-layers-per-virtual-pipeline-stage") + f.count("--pipeline-model-parallel-layout"),
@@ -621,7 +633,10 @@ TEST(ExportMegatron, RopeScalingFlags) {
         << text_and_notes(llama32);
     m.rope_scaling_type = "linear";
     m.rope_scaling_factor = 4;
-    EXPECT_NE(text_and_notes(m).find("without seq_len_interpolation_factor"), std::string::npos);
+    // From June 2026 Megatron-LM's builder passes the factor (argument_utils.py, 5f884384a7); the
+    // releases before it do not, which the note says.
+    EXPECT_NE(text_and_notes(m).find("GPTModel without it"), std::string::npos) << text_and_notes(m);
+    EXPECT_NE(text_and_notes(m).find("June 2026 GPT builder on"), std::string::npos) << text_and_notes(m);
     check_megatron(m, p);
     EXPECT_NE(text_and_notes(m).find("--rotary-seq-len-interpolation-factor 4"), std::string::npos);
     EXPECT_EQ(text_and_notes(m).find("--use-rope-scaling"), std::string::npos);
@@ -1110,10 +1125,73 @@ TEST(ExportTorchtitan, FlavorEntryRebuildsTheModelsFfnWidth) {
                 << e;
         }
     }
+    // Every note stands in both forms of the file as a comment, before the first command or section.
+    for (TorchtitanFormat f : {TorchtitanFormat::toml, TorchtitanFormat::overrides}) {
+        const Emitted both = export_torchtitan(l2, winner(make_plan(2, 2, 2, 1, 1, 64, 4096, 1, 2)), load_cluster("dgx-h100"), f);
+        ASSERT_GE(both.notes.size(), 2u);
+        const auto first = f == TorchtitanFormat::toml ? both.text.find("\n[") : both.text.find("set -euo pipefail");
+        for (const auto& n : both.notes) {
+            const auto at = both.text.find("# note: " + n + "\n");
+            EXPECT_NE(at, std::string::npos) << n;
+            EXPECT_LT(at, first) << n;
+        }
+        if (f == TorchtitanFormat::overrides) EXPECT_TRUE(bash_syntax_ok(both.text)) << both.text;
+    }
     // The note that names the flavor carries the entry.
     const Emitted ex = export_torchtitan(l2, winner(make_plan(1, 1, 8, 1, 1, 64, 4096, 1, 2)), load_cluster("dgx-h100"),
                                          TorchtitanFormat::toml);
     bool carried = false;
     for (const auto& n : ex.notes) carried |= n.find(e7) != std::string::npos;
     EXPECT_TRUE(carried);
+}
+
+TEST(ExportMegatron, LayerFlagsFollowTheModelAndTheGpu) {
+    const Plan p = make_plan(2, 1, 4, 1, 1, 64, 4096, 1, 2);
+    const ClusterSpec a100 = load_cluster("dgx-a100");
+    auto script = [&](const ModelSpec& m, const ClusterSpec& c) { return export_megatron(m, winner(p), c); };
+    ModelSpec m = load_model("llama2-7b");
+    // Biases on every linear layer are Megatron's default (add_bias_linear): no bias flag, no note.
+    m.qkv_bias = m.out_bias = m.mlp_bias = true;
+    Emitted e = script(m, a100);
+    EXPECT_EQ(e.text.find("--disable-bias-linear"), std::string::npos) << e.text;
+    EXPECT_EQ(e.text.find("--add-qkv-bias"), std::string::npos) << e.text;
+    for (const auto& n : e.notes) EXPECT_EQ(n.find("biases on"), std::string::npos) << n;
+    // Q, K and V alone: the flag pair; the output alone: no flag, and a note (in the script too).
+    m.out_bias = m.mlp_bias = false;
+    EXPECT_NE(script(m, a100).text.find("--disable-bias-linear --add-qkv-bias"), std::string::npos);
+    m.qkv_bias = false;
+    m.out_bias = true;
+    e = script(m, a100);
+    EXPECT_NE(e.text.find("--disable-bias-linear"), std::string::npos);
+    EXPECT_EQ(e.text.find("--add-qkv-bias"), std::string::npos);
+    EXPECT_NE(e.text.find("# note: biases on the attention output alone have no Megatron-LM flag"), std::string::npos)
+        << e.text;
+    m.out_bias = false;
+    // A window of w keys, the query itself among them, is Transformer Engine's (w - 1, 0); a
+    // pattern of n keeps every n-th layer full (Megatron-Core: layer_number % n == 0, 1-based;
+    // Gemma 3's 1-in-6).
+    m.sliding_window = 4096;
+    e = script(m, a100);
+    EXPECT_NE(e.text.find(" --window-size 4095,0"), std::string::npos) << e.text;
+    EXPECT_EQ(e.text.find("--window-attn-skip-freq"), std::string::npos) << e.text;
+    m.sliding_window_pattern = 6;
+    EXPECT_NE(script(m, a100).text.find(" --window-size 4095,0 --window-attn-skip-freq 6"), std::string::npos);
+    m.sliding_window = m.sliding_window_pattern = 0;
+    // A GPU without FlashAttention (V100, compute capability 7.0) has no Transformer Engine either:
+    // Megatron's local layers, whose attention is the unfused one the plan priced there.
+    const ClusterSpec v100 = load_cluster("dgx2-v100");
+    ASSERT_FALSE(v100.gpu.flash_attention);
+    EXPECT_NE(script(m, v100).text.find(" --transformer-impl local"), std::string::npos);
+    EXPECT_EQ(script(m, a100).text.find("--transformer-impl"), std::string::npos);
+    // Every note stands in the script as a comment before its first command.
+    m.out_bias = true;
+    e = script(m, a100);
+    ASSERT_FALSE(e.notes.empty());
+    const auto first_command = e.text.find("set -euo pipefail");
+    for (const auto& n : e.notes) {
+        const auto at = e.text.find("# note: " + n + "\n");
+        EXPECT_NE(at, std::string::npos) << n;
+        EXPECT_LT(at, first_command) << n;
+    }
+    EXPECT_TRUE(bash_syntax_ok(e.text)) << e.text;
 }
