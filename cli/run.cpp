@@ -76,6 +76,7 @@ double fp32_step_memory_bytes(const ModelSpec& m, Plan p, int ranks) {
     p.precision = Precision::fp32;
     SimulateOptions so;
     so.all_gather_context_parallel = true;  // tessel run's context parallelism
+    so.vocab_padding_multiple = 1;          // and its vocabulary, unpadded
     // One host of as many CPU "GPUs" as the plan has ranks: only the memory per rank is read.
     ClusterSpec host = load_cluster("cpu");
     host.num_nodes = 1;

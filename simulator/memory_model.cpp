@@ -137,11 +137,25 @@ double layer_parameters_per_tp_rank(const ModelSpec& m, int tp) {
     const double attention = h * (q / tp + 2.0 * kv) + q / tp * h;
     const double mlp = (m.gated_mlp() ? 3.0 : 2.0) * h * f / tp;
     const double matmul_full = double(layer_matmul_weights(m));
-    const double rest = double(count_parameters(m).per_layer) - matmul_full;  // norms and biases
+    double rest = double(count_parameters(m).per_layer) - matmul_full;  // norms and biases, whole
+    // The column-parallel layers' biases (Q, K, V and the MLP's up projection) split with their
+    // outputs; the row-parallel ones (output projection, MLP down) and the norms are replicated.
+    if (m.has_qkv_bias()) rest += (q / tp + 2.0 * kv) - (q + 2.0 * m.kv_size());
+    const double up = (m.gated_mlp() ? 2.0 : 1.0) * f;
+    if (m.has_mlp_bias()) rest += up / tp - up;
     return attention + mlp + rest;
 }
 
 double vocab_parameters_per_tp_rank(const ModelSpec& m, int tp) { return double(m.vocab_size) * m.hidden_size / tp; }
+
+ModelSpec with_padded_vocabulary(const ModelSpec& m, int tp, int multiple) {
+    ModelSpec padded = m;
+    if (multiple > 1) {
+        const long long unit = static_cast<long long>(multiple) * std::max(1, tp);
+        padded.vocab_size = static_cast<int>((m.vocab_size + unit - 1) / unit * unit);
+    }
+    return padded;
+}
 
 double parameters_on_rank(const ModelSpec& m, const Plan& p, int r) {
     const auto pc = count_parameters(m);
@@ -206,22 +220,37 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
     for (int r = 0; r < p.pp; ++r) {
         RankMemory& mem = out[r];
         mem.states = model_state_bytes(parameters_on_rank(m, p, r), p.zero_stage, shard, p.precision, opt.grad_reduce_in_fp32);
-        // Walk the schedule: each forward adds its chunk's stored activations, each backward frees them.
-        double live = 0, peak = 0;
-        for (const auto& a : schedule[r]) {
-            const double bytes = stage_bytes[a.chunk * p.pp + r];
-            live += a.op == PipelineOp::forward ? bytes : -bytes;
-            peak = std::max(peak, live);
-        }
-        // While a layer is recomputed (or the last layer's backward runs) its full set is live.
-        double working = p.recompute == Recompute::full ? full_layer : 0.0;
+        // While a layer runs under full recompute (its forward, or its recompute in the backward)
+        // its full set is live beside the checkpoints.
+        const double layer_working = p.recompute == Recompute::full ? full_layer : 0.0;
         const bool holds_loss = r == (chunks - 1) % p.pp;
         // The 16-bit logits exist next to their fp32 copy while the loss is computed. PyTorch's
         // cross entropy is out of place: its backward holds the saved fp32 log-probabilities (stored
         // above) with their incoming gradient and the logits' gradient, 8 bytes per logit more.
-        const double loss_working = opt.torch_cross_entropy ? 8.0 : E;
-        if (holds_loss) working = std::max(working, loss_working * sb * double(m.vocab_size) / p.tp);
-        mem.activations = peak + working;
+        const double loss_working =
+            holds_loss ? (opt.torch_cross_entropy ? 8.0 : E) * sb * double(m.vocab_size) / p.tp : 0.0;
+        // Walk the schedule: each forward adds its chunk's stored activations, each backward frees
+        // them. On the last chunk the loss runs after the layers' forward and its backward before
+        // theirs, and frees the saved softmax (autograd releases a node's saved tensors once it has
+        // run), so a recomputed layer is live beside the checkpoints but not the logits.
+        double live = 0, peak = 0;
+        for (const auto& a : schedule[r]) {
+            const int stage = a.chunk * p.pp + r;
+            const double bytes = stage_bytes[stage];
+            const bool loss_here = stage == chunks - 1;
+            const double layers_only = loss_here ? bytes - logits : bytes;
+            if (a.op == PipelineOp::forward) {
+                peak = std::max(peak, live + layers_only + layer_working);
+                live += bytes;
+                if (loss_here) peak = std::max(peak, live + loss_working);
+            } else {
+                if (loss_here) peak = std::max(peak, live + loss_working);
+                peak = std::max(peak, live - (bytes - layers_only) + layer_working);
+                live -= bytes;
+            }
+            peak = std::max(peak, live);
+        }
+        mem.activations = peak;
         // Logged metrics run after the backward has freed the stored activations: the kept 16-bit
         // logits, one fp32 copy and its log_softmax output are live together.
         if (opt.metric_cross_entropies > 0 && holds_loss)
@@ -255,7 +284,8 @@ MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const 
 }
 
 MemoryBreakdown estimate_memory(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
-    return peak_memory(m, c, p, activation_options(m, o));
+    const ModelSpec padded = with_padded_vocabulary(m, p.tp, o.vocab_padding_multiple);
+    return peak_memory(padded, c, p, activation_options(padded, o));
 }
 
 ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& o) {

@@ -98,6 +98,9 @@ double parameters_on_rank(const ModelSpec& m, const Plan& p, int pp_rank);
 double layer_parameters_per_tp_rank(const ModelSpec& m, int tp);
 // The word embedding's (or the LM head's) parameters on one TP rank: vocab-parallel, V h / tp.
 double vocab_parameters_per_tp_rank(const ModelSpec& m, int tp);
+// m with its vocabulary padded as the trainer pads it: up to a multiple of multiple x tp
+// (SimulateOptions::vocab_padding_multiple; 1 leaves it as it is).
+ModelSpec with_padded_vocabulary(const ModelSpec& m, int tp, int multiple);
 
 // Everything on one pipeline rank, in bytes.
 struct RankMemory {

@@ -42,6 +42,7 @@ json to_json(const SimulateOptions& o) {
               {"grad_bucket_parameters", o.grad_bucket_parameters},
               {"flash_attention_version", o.flash_attention_version},
               {"metric_cross_entropies", o.metric_cross_entropies},
+              {"vocab_padding_multiple", o.vocab_padding_multiple},
               {"cpu_offload_layers", o.cpu_offload_layers}};
     for (const auto& [name, field] : kSwitches) j[name] = o.*field;
     return j;
@@ -54,6 +55,7 @@ SimulateOptions parse_simulate_options(const json& j, const std::string& file) {
     o.grad_bucket_parameters = r.number("grad_bucket_parameters", o.grad_bucket_parameters);
     o.flash_attention_version = int(r.integer("flash_attention_version", o.flash_attention_version, 1, 2));
     o.metric_cross_entropies = int(r.integer("metric_cross_entropies", o.metric_cross_entropies, 0, 16));
+    o.vocab_padding_multiple = int(r.integer("vocab_padding_multiple", o.vocab_padding_multiple, 1, 1 << 20));
     o.cpu_offload_layers = int(r.integer("cpu_offload_layers", o.cpu_offload_layers, 0, 1 << 20));
     for (const auto& [name, field] : kSwitches) o.*field = r.boolean(name, o.*field);
     r.finish();

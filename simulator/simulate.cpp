@@ -193,8 +193,10 @@ void use_gpu_attention(SimulateOptions& o, const GpuSpec& gpu) {
     if (!gpu.flash_attention) o.fused_attention = false;
 }
 
-SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
+SimulationResult simulate(const ModelSpec& model, const ClusterSpec& c, const Plan& p, const SimulateOptions& o) {
     check_precision_peak(c, p.precision);
+    // Time and memory on the vocabulary as the trainer pads it; the model FLOPs (MFU) on the model's own.
+    const ModelSpec m = with_padded_vocabulary(model, p.tp, o.vocab_padding_multiple);
     if (o.torch_context_parallel && o.all_gather_context_parallel)
         throw InputError("options torch_context_parallel and all_gather_context_parallel: expected one way of "
                          "context parallelism, got both");
@@ -429,7 +431,7 @@ SimulationResult simulate(const ModelSpec& m, const ClusterSpec& c, const Plan& 
     r.kernel_time_s = {per_microbatch.gemm * in.microbatches, per_microbatch.attention * in.microbatches,
                        per_microbatch.memory_bound * in.microbatches + t.optimizer};
 
-    const auto f = flops_per_token(m, p);
+    const auto f = flops_per_token(model, p);
     const double tokens = double(p.global_batch_size) * p.seq_length;
     const double peak = c.gpu.peak(p.precision) * units::TFLOP;
     r.tokens_per_s = tokens / r.step_time_s;

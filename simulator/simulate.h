@@ -111,6 +111,13 @@ struct SimulateOptions {
     // for its logged training metrics (Composer, llm-foundry's trainer: 2; Megatron-LM,
     // torchtitan, DeepSpeed, llm.c log the loss itself: 0). OverlapOptions has the cost.
     int metric_cross_entropies = 0;
+    // The embedding and LM head hold the vocabulary padded to a multiple of this times TP
+    // (Megatron-LM's --make-vocab-size-divisible-by, default 128, and vocab_size_with_padding in
+    // build_tokenizer.py: the vocabulary-parallel slices stay aligned; llm.c pads to 128 alone,
+    // with no TP), and the padded rows cost GEMM time, logits and memory as the real ones do.
+    // 1: no padding (torchtitan, llm-foundry, whose model configs hold padded sizes already).
+    // The model FLOPs behind MFU count the model's own vocabulary.
+    int vocab_padding_multiple = 128;
     // fp8 runs keep the fp8 cast of each GEMM's input for its weight gradient, as Transformer
     // Engine does (1 byte per element where bf16 keeps 2); false: the 16-bit input is kept and cast
     // again in the backward (torchao's Float8Linear, torchtitan's float8).

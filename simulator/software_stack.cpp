@@ -59,6 +59,8 @@ const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
 // (the default of scripts/train/benchmarking/submit_benchmarks.py and of the v0.3 pretrain yamls:
 // the Triton FlashAttention, a FlashAttention-1-class kernel), eager PyTorch elementwise ops, and
 // its default loss_fn "fused_crossentropy" (flash-attn's xentropy kernel, modeling_mpt.py).
+// Its MPT vocabularies are padded in the model config itself (50368 for the GPT-NeoX tokenizer's
+// 50277), and the model holds that size as given.
 // Its MPT configurations set attn_pdrop, resid_pdrop and emb_pdrop to 0 (MPTConfig's defaults).
 // Composer's trainer (composer/trainer/trainer.py, _train_microbatch) updates the model's train
 // metrics after each microbatch's backward under no_grad; ComposerMPTCausalLM's are
@@ -73,6 +75,7 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
                                 .fused_elementwise = false,
                                 .fused_cross_entropy = true,
                                 .metric_cross_entropies = 2,
+                                .vocab_padding_multiple = 1,
                                 .fuses_grad_accumulation = false,
                                 .grad_buckets_grow_with_dp = false,
                                 .zeroes_grad_buffer = false};
@@ -97,7 +100,8 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
 // gradient accumulators, the K/V all-gathered at the first step by its default rotate method,
 // which torchtitan's --experimental.context_parallel_rotate_method keeps, "allgather"; the dK/dV
 // packed by torch.cat and passed round the ring), over the K/V its Llama attention has already
-// repeated to the query heads (repeat_kv before SDPA).
+// repeated to the query heads (repeat_kv before SDPA). Its embedding and output layer hold the
+// tokenizer's vocabulary as it is (TransformerModelArgs.vocab_size), unpadded.
 const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .reduces_after_pipeline_flush = true,
@@ -107,6 +111,7 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .applies_dropout = false,
                                 .fused_elementwise = false,
                                 .torch_cross_entropy = true,
+                                .vocab_padding_multiple = 1,
                                 .fuses_grad_accumulation = false,
                                 .grad_buckets_grow_with_dp = false,
                                 .zeroes_grad_buffer = false,
@@ -114,7 +119,8 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .torch_context_parallel = true,
                                 .fsdp2_buffer_copies = true};
 
-// llm.c: no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
+// llm.c: its vocabulary padded to a multiple of 128 (GPT-2's 50257 to 50304, padded_vocab_size),
+// no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
 // (USE_CUDNN=1 in its run scripts), hand-fused kernels, a fused classifier, and a matmul backward
 // that accumulates into the gradient buffer in the GEMM itself; the buffer is zeroed (a memset)
 // before each step's first microbatch. It shards the optimizer state at most (its -z 1: ZeRO-1).
@@ -139,6 +145,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.fused_cross_entropy = s.fused_cross_entropy;
     o.torch_cross_entropy = s.torch_cross_entropy;
     o.metric_cross_entropies = s.metric_cross_entropies;
+    o.vocab_padding_multiple = s.vocab_padding_multiple;
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
     o.grad_buckets_grow_with_dp = s.grad_buckets_grow_with_dp;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;

@@ -30,6 +30,8 @@ struct SoftwareStack {
     bool fused_cross_entropy = false;         // a fused classifier kernel rather than the fp32 eager loss
     bool torch_cross_entropy = false;         // that eager loss is PyTorch's F.cross_entropy (out of place)
     int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch
+    int vocab_padding_multiple = 128;         // vocabulary padded to a multiple of this x TP (SimulateOptions);
+                                              // Megatron-LM and Megatron-DeepSpeed's --make-vocab-size-divisible-by
     bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always
     bool grad_buckets_grow_with_dp = true;    // gradient buckets of max(40M, 1M x dp) parameters (SimulateOptions)

@@ -1,6 +1,7 @@
 // Memory against the papers' own figures and formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/presets.h"
@@ -222,6 +223,46 @@ TEST(MemoryModel, BlockRecomputeKeepsTheOtherLayersActivations) {
     EXPECT_NEAR(quarter - full, (m.num_layers - 12) * per_layer, 1e-6 * quarter);
     EXPECT_LT(quarter, none);
     EXPECT_GT(quarter, full);
+}
+
+TEST(MemoryModel, FullRecomputeRunsTheLayersAfterTheLossHasFreedItsLogits) {
+    // One microbatch, no pipeline, Megatron's loss (2-byte logits, 4-byte softmax stored) and full
+    // recompute, Llama 2 7B on one GPU (s = 4096, b = 4, h = 4096, V = 32000). The loss runs
+    // after the layers' forward and its backward before theirs; autograd frees the saved softmax
+    // once the loss's backward has run, so a recomputed layer's full set is live beside the layer
+    // checkpoints and the incoming gradient (2sbh), not beside the logits:
+    //   checkpoints + max(loss: 4sbV stored + 2sbV beside it + 2sbh final-norm input,
+    //                     a layer: its full set + 2sbh).
+    const ModelSpec m = load_model("llama2-7b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    Plan p;
+    p.microbatch_size = 4;
+    p.global_batch_size = 4;
+    p.seq_length = 4096;
+    p.recompute = Recompute::full;
+    const ActivationOptions o = default_activation_options(m);
+    const double sb = 4.0 * 4096, h = 4096, V = 32000;
+    const double checkpoints = m.num_layers * layer_stored_activation_bytes(m, p, o);
+    EXPECT_NEAR(checkpoints, 32 * 2 * sb * h, 1.0);  // each layer's bf16 input
+    const double layer = layer_activation_bytes(m, p, o);
+    const double expected = checkpoints + std::max(6 * sb * V + 2 * sb * h, layer + 2 * sb * h);
+    EXPECT_NEAR(memory_per_rank(m, c, p, o)[0].activations, expected, 1e-9 * expected);
+    // With a quarter of the vocabulary the recomputed layer is the peak instead.
+    ModelSpec narrow = m;
+    narrow.vocab_size = 8000;
+    const double expected_narrow = checkpoints + std::max(6 * sb * 8000 + 2 * sb * h, layer + 2 * sb * h);
+    ASSERT_GT(layer, 6 * sb * 8000);
+    EXPECT_NEAR(memory_per_rank(narrow, c, p, o)[0].activations, expected_narrow, 1e-9 * expected_narrow);
+}
+
+TEST(MemoryModel, ColumnParallelBiasesSplitOverTp) {
+    // GPT-3 175B's layer at TP 8 (Megatron's ColumnParallelLinear splits the QKV and MLP-up
+    // biases with their outputs; RowParallelLinear's bias and the LayerNorms are whole on every
+    // rank): 12h^2/8 weights + (3h + 4h)/8 split biases + (h + h) whole biases + 2 x 2h norms.
+    const ModelSpec m = load_model("gpt3-175b");
+    const double h = 12288;
+    EXPECT_DOUBLE_EQ(layer_parameters_per_tp_rank(m, 8), 12 * h * h / 8 + 7 * h / 8 + 2 * h + 4 * h);
+    EXPECT_DOUBLE_EQ(layer_parameters_per_tp_rank(m, 1), 12 * h * h + 13 * h);
 }
 
 TEST(MemoryModel, ParametersSplitOverTheRanks) {

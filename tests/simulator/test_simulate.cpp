@@ -324,18 +324,51 @@ TEST(Simulate, GemmTimeIsTheLayersLinearsAndTheHead) {
     // By hand: each linear of tokens x in -> out runs a forward GEMM (tokens, out, in), and in the
     // backward a data gradient (tokens, in, out) and a weight gradient (in, out, tokens); a GPT
     // layer has four (QKV, projection, MLP up and down), the head one (hidden -> GPT-2's 50257
-    // tokens). Three microbatches, no recompute.
+    // tokens, padded as Megatron-LM pads them by default: ceil(50257 / 128) x 128 = 50304 at TP 1;
+    // build_tokenizer.py, vocab_size_with_padding). Three microbatches, no recompute.
     const ModelSpec m = load_model("gpt2-124m");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 1);
-    const auto r = simulate(m, c, tessel::test::make_plan(1, 1, 1, 1, 4, 12, 1024));
+    const Plan p = tessel::test::make_plan(1, 1, 1, 1, 4, 12, 1024);
+    const auto r = simulate(m, c, p);
     const ComputeModel gpu(c.gpu, hardware_efficiency(c), Precision::bf16);
     const double tokens = 4.0 * 1024, h = 768;
     auto linear = [&](double in, double out) {
         return gpu.gemm_time({tokens, out, in}) + gpu.gemm_time({tokens, in, out}) + gpu.gemm_time({in, out, tokens});
     };
     const double layer = linear(h, 3 * h) + linear(h, h) + linear(h, 4 * h) + linear(4 * h, h);
-    const double head = linear(h, 50257);
+    const double head = linear(h, 50304);
     EXPECT_NEAR(r.kernel_time_s.gemm, 3 * (12 * layer + head), 1e-9 * r.kernel_time_s.gemm);
+    // A trainer that keeps the vocabulary as it is (torchtitan): the head over 50257.
+    SimulateOptions unpadded;
+    unpadded.vocab_padding_multiple = 1;
+    const auto u = simulate(m, c, p, unpadded);
+    EXPECT_NEAR(u.kernel_time_s.gemm, 3 * (12 * layer + linear(h, 50257)), 1e-9 * u.kernel_time_s.gemm);
+    // The model FLOPs behind MFU count the model's own vocabulary either way.
+    EXPECT_DOUBLE_EQ(r.model_tflops_per_gpu * r.step_time_s, u.model_tflops_per_gpu * u.step_time_s);
+}
+
+TEST(Simulate, VocabularyPaddedToAMultipleOf128TimesTp) {
+    // Megatron-LM's vocab_size_with_padding: ceil(V / (128 tp)) x 128 tp. Llama 3's 128256 is
+    // 1002 x 128: unpadded at TP 1, 128512 at TP 4 (251 x 512), 129024 at TP 8 (126 x 1024).
+    const ModelSpec m = load_model("llama3-8b");
+    EXPECT_EQ(with_padded_vocabulary(m, 1, 128).vocab_size, 128256);
+    EXPECT_EQ(with_padded_vocabulary(m, 4, 128).vocab_size, 128512);
+    EXPECT_EQ(with_padded_vocabulary(m, 8, 128).vocab_size, 129024);
+    EXPECT_EQ(with_padded_vocabulary(m, 8, 1).vocab_size, 128256);
+    // Memory: the embedding and head on a TP-8 rank hold 129024 x 4096 / 8 parameters each, 18
+    // bytes apiece with fp32 gradients (Megatron's bf16 run without the distributed optimizer).
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
+    const Plan p = tessel::test::make_plan(8, 1, 1, 1, 1, 8, 8192);
+    SimulateOptions o;
+    o.grad_reduce_in_fp32 = true;
+    SimulateOptions u = o;
+    u.vocab_padding_multiple = 1;
+    const double added = 2.0 * (129024 - 128256) * 4096 / 8 * 18 / units::GiB;
+    EXPECT_NEAR(estimate_memory(m, c, p, o).weights + estimate_memory(m, c, p, o).gradients +
+                    estimate_memory(m, c, p, o).optimizer -
+                    (estimate_memory(m, c, p, u).weights + estimate_memory(m, c, p, u).gradients +
+                     estimate_memory(m, c, p, u).optimizer),
+                added, 1e-9);
 }
 
 TEST(Simulate, ContextParallelismSplitsEachSequence) {
@@ -461,8 +494,9 @@ TEST(Simulate, UnfusedGradientAccumulationStreamsTheGradientsEveryMicrobatch) {
     unfused.gradient_accumulation_fusion = false;
     const double h = m.hidden_size, L = m.num_layers;
     // GPT layer: QKV 3h^2+3h, projection h^2+h, MLP 8h^2+5h, two LayerNorms 4h; the tied
-    // embedding's one gradient (V x h; the position table is not a GEMM weight).
-    const double params = L * (12 * h * h + 13 * h) + double(m.vocab_size) * h;
+    // embedding's one gradient (V x h, V = 50257 padded to 50304, a multiple of 128; the position
+    // table is not a GEMM weight).
+    const double params = L * (12 * h * h + 13 * h) + 50304.0 * h;
     // One add per tensor: a layer's four weights, four biases and two LayerNorms' scale and shift;
     // two for the embedding block and two for the head block.
     const double kernels = 12 * L + 4;
