@@ -52,12 +52,17 @@ struct SimulateArgs {
 };
 
 // `out`: stdout, or stderr when stdout holds the --json or --trace output.
-void print_table(const SimulationResult& r, std::FILE* out) {
+void print_table(const SimulationResult& r, const SimulateOptions& o, std::FILE* out) {
     const auto& t = r.time_s;
     const auto& g = r.memory_GiB;
     fmt::print(out, "{} on {} x {} ({})\n", r.model_name, r.num_gpus, r.cluster_name, r.plan.describe());
-    fmt::print(out, "  schedule {}, {} microbatches per step, precision {}\n", to_string(r.plan.schedule),
-               r.plan.num_microbatches(), to_string(r.plan.precision));
+    // Gradients of 16-bit weights reduced in 16 bits is the generic stack's choice (NeMo's
+    // performance recipes), not Megatron-LM's default (fp32 main gradients): say which was priced.
+    const bool half_weights = r.plan.precision == Precision::bf16 || r.plan.precision == Precision::fp8;
+    fmt::print(out, "  schedule {}, {} microbatches per step, precision {}{}\n", to_string(r.plan.schedule),
+               r.plan.num_microbatches(), to_string(r.plan.precision),
+               !half_weights ? "" : o.grad_reduce_in_fp32 ? ", gradients reduced in fp32" : ", gradients reduced in bf16 "
+                   "(as NeMo's performance recipes; --framework megatron reduces them in fp32)");
     fmt::print(out, "step time        {:>10.4f} s\n", r.step_time_s);
     fmt::print(out, "tokens/s         {:>10.0f}   ({:.0f} per GPU)\n", r.tokens_per_s, r.tokens_per_s / r.num_gpus);
     fmt::print(out, "MFU / HFU        {:>9.1f}% / {:.1f}%   ({:.4g} / {:.4g} TFLOP/s per GPU)\n", 100 * r.mfu, 100 * r.hfu,
@@ -155,7 +160,7 @@ void run_simulate(const SimulateArgs& a) {
         o.torch_context_parallel = false;  // in place of a framework's own way (torchtitan's ring)
     }
     SimulationResult r = simulate(m, c, p, o);
-    print_table(r, table);
+    print_table(r, o, table);
     if (!a.json_file.empty()) {
         json j = to_json(r, m, c);
         j["options"] = to_json(o);  // how it was priced: the framework's defaults and the flags given

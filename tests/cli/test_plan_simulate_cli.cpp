@@ -373,6 +373,9 @@ TEST(SimulateCli, ResultKeepsTheFrameworkAndRefusesEmptyPaths) {
     EXPECT_EQ(ds["options"]["gradient_accumulation_fusion"], false);
     const json plain = read(dir + "/plain.json");
     EXPECT_EQ(plain["options"]["grad_reduce_in_fp32"], false);
+    // The table says which gradients were priced: the generic stack's bf16, DeepSpeed's fp32.
+    EXPECT_NE((r.out + r.err).find("gradients reduced in bf16"), std::string::npos) << r.out;
+    EXPECT_NE(with({"--framework", "deepspeed"}).out.find("gradients reduced in fp32"), std::string::npos);
     EXPECT_EQ(plain["options"]["gradient_accumulation_fusion"], true);
     EXPECT_EQ(plain["options"]["fused_elementwise"], true);
     r = with({"--framework", "deepspeed", "--eager-elementwise", "--json", dir + "/eager.json"});
