@@ -3,6 +3,7 @@
 // and export the winner (--emit megatron | deepspeed | torchtitan).
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -47,11 +48,15 @@ struct PlanArgs {
 
 constexpr double kMaxTrainingSteps = 9007199254740992.0;  // 2^53
 
-// "1.4T", "2e12", "300B" -> tokens.
+// "1.4T", "2e12", "300B" -> tokens, whole.
 double parse_count(const std::string& text, const char* flag) {
     std::size_t used = 0;
     double v = 0;
+    // Decimal only: std::stod would also take leading blanks, hexadecimal ("0x10") and "inf".
+    const bool decimal = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') &&
+                         text.find_first_of("xXpP") == std::string::npos;
     try {
+        if (!decimal) throw std::invalid_argument(text);
         v = std::stod(text, &used);
     } catch (const std::exception&) {
         throw InputError(fmt::format("{}: expected a number such as 1.4e12 or 1.4T, got \"{}\"", flag, text));
@@ -62,10 +67,10 @@ double parse_count(const std::string& text, const char* flag) {
     else if (suffix == "B" || suffix == "b" || suffix == "G" || suffix == "g") v *= 1e9;
     else if (suffix == "T" || suffix == "t") v *= 1e12;
     else if (!suffix.empty())
-        throw InputError(fmt::format("{}: expected a number with an optional K, M, B or T suffix, got \"{}\"", flag, text));
+        throw InputError(fmt::format("{}: expected a number with an optional K, M, B (or G) or T suffix, got \"{}\"", flag, text));
     if (!(v >= 1) || !std::isfinite(v))
         throw InputError(fmt::format("{}: expected a count of at least 1, got \"{}\"", flag, text));
-    return v;
+    return std::round(v);
 }
 
 // The ranked table, the explanation and budget lines go to stdout, or to stderr under --emit.
@@ -204,6 +209,14 @@ void run_plan(const PlanArgs& a) {
                 chinchilla_loss(double(pc.total), bp.budget.tokens));
         budget = bp.budget;
         budget_origin = "Chinchilla tokens for the chosen model";
+        // Shapes come in steps: the one kept may train its tokens in a little more (or less) than asked.
+        const double share = budget_share(bp, b);
+        if (std::abs(share - 1.0) > 0.005)
+            pr.line("note: its Chinchilla tokens take {:.1f}% of the {} asked ({}): the sizing stops within 2% of the "
+                    "optimum, and shapes come in steps; --model with --tokens trains a shape on the tokens you choose",
+                    100.0 * share, a.days ? "days" : "GPU-hours",
+                    a.days ? fmt::format("{:.3g} days of {}", bp.budget.days, *a.days)
+                           : fmt::format("{:.4g} GPU-hours of {}", bp.budget.gpu_hours, *a.gpu_hours));
     } else {
         const bool default_model = a.model.empty();
         m = load_model(default_model ? kDefaultModel : a.model);

@@ -124,6 +124,10 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& b, int glo
     return out;
 }
 
+double budget_share(const BudgetPlan& p, const ComputeBudget& asked) {
+    return asked.days > 0 ? p.budget.days / asked.days : p.budget.gpu_hours / asked.gpu_hours;
+}
+
 json to_json(const BudgetPlan& p, const ComputeBudget& asked) {
     auto split = [](const ComputeOptimal& o) {
         return json{{"flops", o.flops}, {"parameters", o.parameters}, {"tokens", o.tokens}};
@@ -135,7 +139,8 @@ json to_json(const BudgetPlan& p, const ComputeBudget& asked) {
                 {"compute_optimal", split(p.optimal)},
                 {"approach3", split(p.approach3)},
                 {"parameters", parameters},
-                {"predicted_loss", chinchilla_loss(parameters, p.budget.tokens)}};
+                {"predicted_loss", chinchilla_loss(parameters, p.budget.tokens)},
+                {"budget_share", budget_share(p, asked)}};
 }
 
 }  // namespace tessel

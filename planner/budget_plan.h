@@ -48,8 +48,14 @@ BudgetPlan plan_for_budget(const ClusterSpec& c, const ComputeBudget& budget, in
 
 // How the model was sized, for `plan --json`: {"asked": {"days"} or {"gpu_hours"}, "settled",
 // "rounds" (the lines printed), "compute_optimal" and "approach3" ({"flops", "parameters",
-// "tokens"}), "parameters" (the chosen shape's, embeddings included) and "predicted_loss" (nats per
-// token of Approach 3's fit at those parameters and their Chinchilla tokens)}.
+// "tokens"}), "parameters" (the chosen shape's, embeddings included), "predicted_loss" (nats per
+// token of Approach 3's fit at those parameters and their Chinchilla tokens) and "budget_share"
+// (budget_share below)}.
 json to_json(const BudgetPlan& plan, const ComputeBudget& asked);
+
+// The share of the budget asked that training the chosen model on its Chinchilla tokens takes:
+// its days over the days asked, or its GPU-hours over those asked. Shapes come in steps, so it
+// can be a few percent either side of 1.
+double budget_share(const BudgetPlan& plan, const ComputeBudget& asked);
 
 }  // namespace tessel

@@ -228,6 +228,9 @@ std::vector<BadInput> cases() {
         {"empty GPU-hours", nullptr, {"plan", "--gpus", "8", "--gpu-hours", ""}, 2, {"--gpu-hours", "empty"}},
         {"fewer tokens than one", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--tokens", "0.5"}, 2,
          {"--tokens", "at least 1"}},
+        // std::stod read "0x10" as 16 tokens.
+        {"hexadecimal tokens", nullptr, {"plan", "--model", "tiny-llama", "--gpus", "8", "--tokens", "0x10"}, 2,
+         {"--tokens", "expected a number such as 1.4e12", "0x10"}},
         // Another objective's winner may leave most of the cluster idle: a 13B model on 16 of 1024 GPUs for 30 days.
         {"days with the tokens-per-dollar objective", nullptr,
          {"plan", "--gpus", "64", "--days", "1", "--objective", "tokens-per-dollar"}, 2,

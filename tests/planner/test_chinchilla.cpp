@@ -163,6 +163,8 @@ TEST(BudgetPlan, SizesAModelForTheDays) {
                 1e-9 * a3["flops"].get<double>());
     EXPECT_GT(a3["tokens"].get<double>() / a3["parameters"].get<double>(), 20.0);  // it favours more data
     EXPECT_EQ(j["parameters"].get<double>(), n);
+    // The share of the day its Chinchilla tokens take, as printed when it is off by more than 0.5%.
+    EXPECT_NEAR(j["budget_share"].get<double>(), p.budget.days / 1.0, 1e-12);
     const double loss = 1.69 + 406.4 / std::pow(n, 0.34) + 410.7 / std::pow(20 * n, 0.28);
     EXPECT_NEAR(j["predicted_loss"].get<double>(), loss, 1e-9);
 }
