@@ -84,8 +84,9 @@ void print_table(const SimulationResult& r, const SimulateOptions& o, std::FILE*
     const auto& k = r.kernel_time_s;
     fmt::print(out, "kernel time on that rank: GEMM {:.4f} s, attention {:.4f} s, bandwidth-bound {:.4f} s\n", k.gemm,
                k.attention, k.memory_bound);
-    fmt::print(out, "memory per GPU (GiB): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, activations {:.2f}, "
-               "buffers {:.2f}; peak {:.2f} -> {}\n",
+    // The busiest rank by total: another rank may hold more of one kind (the first stage's activations).
+    fmt::print(out, "memory on the GPU that holds the most (GiB): weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
+               "activations {:.2f}, buffers {:.2f}; peak {:.2f} -> {}\n",
                g.weights, g.gradients, g.optimizer, g.activations, g.buffers, g.peak, r.fits ? "fits" : "DOES NOT FIT");
     for (const auto& n : r.notes) fmt::print(out, "note: {}\n", n);
 }
