@@ -272,7 +272,18 @@ void run_plan(const PlanArgs& a) {
     fmt::print(pr.out, "{}", format_ranking_table(result, c, o.objective));
     pr.line("why #1: {}", explain_winner(result, o.objective));
     for (const auto& n : result.best.front().notes) pr.line("note: {}", n);
-    if (budget) print_budget(pr, *budget, result.best.front().plan.world_size(), c, budget_origin);
+    if (budget) {
+        const int world = result.best.front().plan.world_size();
+        print_budget(pr, *budget, world, c, budget_origin);
+        // A job on part of each node (64 of an NVL72 rack's 72) leaves the rest of its nodes idle,
+        // which the cost above does not bill.
+        const int node_gpus = load_cluster(cluster_origin).gpus_per_node;
+        if (a.gpus_per_node && *a.gpus_per_node < node_gpus)
+            pr.line("note: the cost bills the {} GPUs the plan uses; its {} nodes of {} hold {} GPUs, {} of them idle",
+                    world, (world + c.gpus_per_node - 1) / c.gpus_per_node, c.name,
+                    (world + c.gpus_per_node - 1) / c.gpus_per_node * node_gpus,
+                    (world + c.gpus_per_node - 1) / c.gpus_per_node * node_gpus - world);
+    }
 
     if (!a.json_file.empty()) {
         json candidates = json::array();

@@ -164,6 +164,22 @@ TEST(PlanCli, BudgetNamesTheWinnersGpus) {
     EXPECT_NE(r.err.find("--top 2"), std::string::npos) << r.err;
 }
 
+// 64 GPUs of each 72-GPU NVL72 rack: 128 GPUs take two racks, whose other 16 GPUs the cost leaves
+// out, and the note says so. The whole nodes of a plain cluster need no note.
+TEST(PlanCli, CostOnPartOfEachNodeNamesTheIdleGpus) {
+    auto r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "gb200-nvl72", "--gpus", "128", "--gpus-per-node",
+                         "64", "--tokens", "1e10", "--top", "1", "--json", "-"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    const auto& plan = j["candidates"][0]["plan"];
+    const int gpus = plan["tp"].get<int>() * plan["pp"].get<int>() * plan["dp"].get<int>() * plan["cp"].get<int>();
+    ASSERT_EQ(gpus, 128);
+    EXPECT_NE(r.err.find("its 2 nodes of gb200-nvl72 hold 144 GPUs, 16 of them idle"), std::string::npos) << r.err;
+    r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64", "--tokens", "1e10", "--top", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ((r.out + r.err).find("of them idle"), std::string::npos);
+}
+
 // torchtitan's mixed_precision_param takes bfloat16 or float32: an fp16 plan (a V100's) is refused.
 TEST(PlanCli, TorchtitanHasNoFp16) {
     auto r = run_tessel({"plan", "--model", "llama2-7b", "--cluster", "dgx2-v100", "--gpus", "16", "--emit", "torchtitan"});
