@@ -276,13 +276,14 @@ void run_plan(const PlanArgs& a) {
         const int world = result.best.front().plan.world_size();
         print_budget(pr, *budget, world, c, budget_origin);
         // A job on part of each node (64 of an NVL72 rack's 72) leaves the rest of its nodes idle,
-        // which the cost above does not bill.
-        const int node_gpus = load_cluster(cluster_origin).gpus_per_node;
-        if (a.gpus_per_node && *a.gpus_per_node < node_gpus)
-            pr.line("note: the cost bills the {} GPUs the plan uses; its {} nodes of {} hold {} GPUs, {} of them idle",
-                    world, (world + c.gpus_per_node - 1) / c.gpus_per_node, c.name,
-                    (world + c.gpus_per_node - 1) / c.gpus_per_node * node_gpus,
-                    (world + c.gpus_per_node - 1) / c.gpus_per_node * node_gpus - world);
+        // which the cost above does not bill. The preset's own node size is read only then.
+        if (a.gpus_per_node) {
+            const int node_gpus = load_cluster(cluster_origin).gpus_per_node;
+            const int nodes = (world + c.gpus_per_node - 1) / c.gpus_per_node;
+            if (*a.gpus_per_node < node_gpus)
+                pr.line("note: the cost bills the {} GPUs the plan uses; its {} nodes of {} hold {} GPUs, {} of them idle",
+                        world, nodes, c.name, nodes * node_gpus, nodes * node_gpus - world);
+        }
     }
 
     if (!a.json_file.empty()) {

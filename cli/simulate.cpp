@@ -120,9 +120,9 @@ void run_simulate(const SimulateArgs& a) {
     // The flag, or a plan that plan --tp-comm-overlap priced with it (its tp_comm_overlap key).
     if (a.tp_comm_overlap || p.tp_comm_overlap) {
         const std::string flags = framework.empty() ? "--tp-comm-overlap" : "--tp-comm-overlap with --framework " + framework;
-        if (framework.empty()) o.tp_comm_overlap = true;
-        else apply_tp_comm_overlap(o, parse_framework(framework), flags);
-        check_tp_comm_overlap_gpu(framework.empty() ? Framework::any : parse_framework(framework), c.gpu, a.cluster, flags);
+        const Framework f = framework.empty() ? Framework::any : parse_framework(framework);
+        apply_tp_comm_overlap(o, f, flags);  // with no framework: the overlap alone
+        check_tp_comm_overlap_gpu(f, c.gpu, a.cluster, flags);
         p.tp_comm_overlap = p.sequence_parallel;  // the result's plan says how it was priced
     }
     if (given("--attention")) {

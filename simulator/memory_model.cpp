@@ -238,14 +238,14 @@ std::vector<RankMemory> memory_per_rank(const ModelSpec& m, const ClusterSpec& c
             const int stage = a.chunk * p.pp + r;
             const double bytes = stage_bytes[stage];
             const bool loss_here = stage == chunks - 1;
-            const double layers_only = loss_here ? bytes - logits : bytes;
+            const double head = loss_here ? logits : 0.0;  // not yet stored in the forward, freed first in the backward
             if (a.op == PipelineOp::forward) {
-                peak = std::max(peak, live + layers_only + layer_working);
+                peak = std::max(peak, live + bytes - head + layer_working);
                 live += bytes;
                 if (loss_here) peak = std::max(peak, live + loss_working);
             } else {
                 if (loss_here) peak = std::max(peak, live + loss_working);
-                peak = std::max(peak, live - (bytes - layers_only) + layer_working);
+                peak = std::max(peak, live - head + layer_working);
                 live -= bytes;
             }
             peak = std::max(peak, live);

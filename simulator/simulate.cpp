@@ -230,7 +230,7 @@ SimulationResult simulate(const ModelSpec& model, const ClusterSpec& c, const Pl
     r.num_gpus = p.world_size();
 
     // ---- memory ----
-    r.memory_GiB = estimate_memory(m, c, p, o);
+    r.memory_GiB = peak_memory(m, c, p, activation_options(m, o));  // estimate_memory's, on the model padded above
     const double available = c.gpu.memory_GiB * (1.0 - o.memory_headroom);
     r.fits = r.memory_GiB.peak <= available;
     if (!r.fits)
