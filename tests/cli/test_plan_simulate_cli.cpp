@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/json_io.h"
+#include "core/plan.h"
 #include "core/presets.h"
 #include "tests/cli/run_tessel.h"
 
@@ -154,8 +155,7 @@ TEST(PlanCli, BudgetNamesTheWinnersGpus) {
                          "tokens-per-dollar", "--tokens", "1e11", "--top", "1", "--json", "-"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json j = json::parse(r.out);
-    const auto& plan = j["candidates"][0]["plan"];
-    const int gpus = plan["tp"].get<int>() * plan["pp"].get<int>() * plan["dp"].get<int>() * plan["cp"].get<int>();
+    const int gpus = tessel::parse_plan(j["candidates"][0]["plan"], "plan --json").world_size();
     ASSERT_LT(gpus, 64);  // the cheaper, smaller job wins: otherwise this test shows nothing
     EXPECT_NE(r.err.find("days on " + std::to_string(gpus) + " GPUs;"), std::string::npos) << r.err;
     EXPECT_NEAR(j["gpu_hours"].get<double>(), gpus * j["days"].get<double>() * 24, 1e-6 * j["gpu_hours"].get<double>());
@@ -171,8 +171,7 @@ TEST(PlanCli, CostOnPartOfEachNodeNamesTheIdleGpus) {
                          "64", "--tokens", "1e10", "--top", "1", "--json", "-"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json j = json::parse(r.out);
-    const auto& plan = j["candidates"][0]["plan"];
-    const int gpus = plan["tp"].get<int>() * plan["pp"].get<int>() * plan["dp"].get<int>() * plan["cp"].get<int>();
+    const int gpus = tessel::parse_plan(j["candidates"][0]["plan"], "plan --json").world_size();
     ASSERT_EQ(gpus, 128);
     EXPECT_NE(r.err.find("its 2 nodes of gb200-nvl72 hold 144 GPUs, 16 of them idle"), std::string::npos) << r.err;
     r = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64", "--tokens", "1e10", "--top", "1"});
