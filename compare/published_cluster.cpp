@@ -12,6 +12,20 @@ namespace tessel {
 namespace {
 bool has(const std::string& text, const char* word) { return contains_ignoring_case(text, word); }
 
+// The 40 GB A100 in the ways rows write it: "40GB", "40 GB", "(40 GB)", "-40G"; not "640GB", a DGX's total.
+bool names_40gb(const std::string& gpu) {
+    static const std::regex forty(R"((?:^|[^\d.])40\s*-?\s*g(?:i?b)?\b)", std::regex::icase);
+    return std::regex_search(gpu, forty);
+}
+
+// The H100 NVL and H200 NVL PCIe cards: "NVL" as a word of its own, not NVLink, an NVL72 rack or
+// an HGX board's "NVL8", and not in a text that names the SXM module or an HGX or DGX board.
+bool names_nvl_card(const std::string& gpu) {
+    static const std::regex nvl(R"(nvl(?![a-z0-9]))", std::regex::icase);
+    return std::regex_search(gpu, nvl) && !has(gpu, "sxm") && !has(gpu, "hgx") && !has(gpu, "dgx") && !has(gpu, "gh200") &&
+           (has(gpu, "h100") || has(gpu, "h200"));
+}
+
 constexpr double kGbpsToGBps = 1.0 / 8.0;
 // A rate in bits per second and its prefix (two groups): "200 Gb/s", "400Gbps", "400G", "100GbE",
 // "3.2 Tbps". Bytes ("GB/s", "GBps": a capital B) describe GPU links, not the network.
@@ -33,7 +47,7 @@ const char* cluster_preset_for_gpu(const std::string& gpu) {
     // A800 and H800 are the A100 and H100 with NVLink cut to 400 GB/s (published_cluster sets it).
     const bool a100 = has(gpu, "a100") || has(gpu, "a800");
     if (a100 && has(gpu, "pcie")) return "pcie-a100";
-    if (a100 && has(gpu, "40gb")) return "dgx-a100-40gb";
+    if (a100 && names_40gb(gpu)) return "dgx-a100-40gb";
     if (a100) return "dgx-a100";
     if (has(gpu, "h100") && has(gpu, "pcie")) return "pcie-h100";
     if (has(gpu, "h100") || has(gpu, "h800")) return "dgx-h100";
@@ -52,10 +66,26 @@ GpuFigures parse_gpu_figures(const std::string& text) {
     GpuFigures f;
     std::smatch m;
     // "80GB", "96 GB HBM2e"; not "GB/s". A GPU's "GB" of memory is its GiB (an 80GB A100 holds 80 GiB).
-    if (std::regex_search(text, m, std::regex(R"((\d+(?:\.\d+)?)\s*GB\b(?!/))", std::regex::icase)))
-        f.memory_GiB = std::stod(m[1]);
-    if (std::regex_search(text, m, std::regex(R"((\d+(?:\.\d+)?)\s*TB/s)", std::regex::icase)))
-        f.memory_bandwidth_GBps = std::stod(m[1]) * 1000.0;
+    // No GPU holds more than 288 GB (B300 and GB300, the largest HBM per GPU shipped: NVIDIA Blackwell
+    // Ultra specifications), so a larger figure is a node's or a superchip's total ("DGX A100 640GB",
+    // "GH200 480GB"), not the GPU's.
+    constexpr double kLargestGpuMemoryGB = 288;
+    static const std::regex size(R"((\d+(?:\.\d+)?)\s*GB\b(?!/))", std::regex::icase);
+    for (std::sregex_iterator it(text.begin(), text.end(), size), end; it != end; ++it)
+        if (const double gb = std::stod((*it)[1]); gb <= kLargestGpuMemoryGB) {
+            f.memory_GiB = gb;
+            break;
+        }
+    // An HBM bandwidth; a TB/s figure beside NVLink or NVSwitch is the GPU-to-GPU link's.
+    static const std::regex rate(R"((\d+(?:\.\d+)?)\s*TB/s)", std::regex::icase);
+    static const std::regex link(R"(nvlink|nvswitch|interconnect|bidirectional)", std::regex::icase);
+    for (std::sregex_iterator it(text.begin(), text.end(), rate), end; it != end; ++it) {
+        const std::size_t at = std::size_t(it->position(0)), stop = at + std::size_t(it->length(0));
+        const std::size_t from = at > 16 ? at - 16 : 0;
+        if (std::regex_search(text.substr(from, at - from), link) || std::regex_search(text.substr(stop, 16), link)) continue;
+        f.memory_bandwidth_GBps = std::stod((*it)[1]) * 1000.0;
+        break;
+    }
     if (std::regex_search(text, m, std::regex(R"((\d+(?:\.\d+)?)\s*W\b)"))) f.power_limit_W = std::stod(m[1]);
     return f;
 }
@@ -78,15 +108,22 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     // "8 x 200 Gb/s", "8x ConnectX-6 HDR 200 Gb/s", "8x400G": count and rate together.
     if (std::regex_search(text, m, std::regex(R"((\d+)\s*(?:x|×)\s*(?:[\w-]+\s+){0,3})" + kRate)))
         return network(std::stoi(m[1]), rate_Gbps(m, 2) * kGbpsToGBps);
-    // A count of network adapters anywhere in the text.
+    // "HDR 200 Gb/s x 4", "100Gbps (x4 per node)": the rate, then the count.
+    if (std::regex_search(text, m, std::regex(kRate + R"(\s*\(?\s*(?:x|×)\s*(\d{1,2})\b)")))
+        return network(std::stoi(m[3]), rate_Gbps(m, 1) * kGbpsToGBps);
+    // A count of network adapters anywhere in the text ("4 EDR HCAs", "2 x HDR200"), at most 32 a node.
     std::optional<int> count;
-    if (std::regex_search(t, m, std::regex(R"((\d+)\s*(?:hcas?|nics?|adapters?|rails?)\b)"))) count = std::stoi(m[1]);
+    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x\s*)?(?:(?:hdr|ndr|edr|xdr|ib|infiniband|connectx-?\d*)\s*)?(?:hcas?|nics?|adapters?|rails?)\b)")) ||
+        std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x|×)\s*(?:hdr|ndr|edr|xdr))")))
+        count = std::stoi(m[1]);
     std::optional<double> rate;
     if (std::regex_search(text, m, std::regex(kRate))) rate = rate_Gbps(m, 1);
     // No NIC port runs faster than 800 Gb/s (NVIDIA ConnectX-8 SuperNIC datasheet: up to 800 Gb/s):
     // a larger rate is the node's total.
     constexpr double kFastestPortGbps = 800;
-    const bool whole_node = in_t("node-node") || in_t("node-to-node") || in_t("per node") ||
+    // "8 HCAs per node" says how many a node has, not that the rate is the node's.
+    const std::string per_node_said = std::regex_replace(t, std::regex(R"((?:hcas?|nics?|adapters?|rails?)\s*(?:per|/|a)\s*node)"), "");
+    const bool whole_node = in_t("node-node") || in_t("node-to-node") || per_node_said.find("per node") != std::string::npos ||
                             word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa)") ||
                             (rate && !count && *rate > kFastestPortGbps);
     const int nics = std::max(1, default_nics);
@@ -117,7 +154,7 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     ClusterSpec c = load_cluster(preset);
     // The PCIe preset is the 80GB card; the 40GB one (its size read below) has HBM2 at 1555 GB/s
     // (A100 PCIe datasheet).
-    if (std::string(preset) == "pcie-a100" && has(gpu_type, "40gb")) c.gpu.memory_bandwidth_GBps = 1555;
+    if (std::string(preset) == "pcie-a100" && names_40gb(gpu_type)) c.gpu.memory_bandwidth_GBps = 1555;
     // A800 SXM4 and H800 SXM5 datasheets: NVLink 400 GB/s bidirectional, 200 per direction; compute,
     // memory and network as the A100 and H100.
     if ((has(gpu_type, "a800") || has(gpu_type, "h800")) && c.intra_node.kind == "nvlink")
@@ -127,9 +164,7 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     // 94 GB of HBM3 at 3.9 TB/s and up to 400 W, H200 NVL 141 GB at 4.8 TB/s and up to 600 W. The
     // node's one GPU-to-GPU link is PCIe Gen5 (64 GB/s each way), what crosses the bridged groups;
     // the measured shares of peak stay the SXM part's.
-    const bool nvl_card = has(gpu_type, "nvl") && !has(gpu_type, "nvl72") && !has(gpu_type, "gh200") &&
-                          (has(gpu_type, "h100") || has(gpu_type, "h200"));
-    if (nvl_card) {
+    if (names_nvl_card(gpu_type)) {
         c.gpu.peak_tflops = {{Precision::bf16, 835}, {Precision::fp16, 835}, {Precision::fp8, 1671},
                              {Precision::fp32, 60}};
         const bool h200 = has(gpu_type, "h200");

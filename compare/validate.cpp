@@ -44,19 +44,26 @@ const std::vector<std::string>& validation_rules() {
         "R2 layout: null tensor/pipeline/context parallel = 1; null data_parallel = GPUs / (tp pp cp); null "
         "virtual_pipeline = 1 (interleaved when > 1); null microbatch = 1 (Megatron's default); null global_batch_size = "
         "global_batch_tokens / seq_length; a global batch that dp x microbatch does not divide, within 2% of one "
-        "it does, is rounded to that one.",
+        "it does, is rounded to that one. A number written as text (\"2\") is that number, and a degree of "
+        "parallelism written \"none\", \"no\" or \"off\" is 1; a null microbatch_size that the notes give "
+        "(\"micro-batch size 2\", --micro-batch-size 2) takes it.",
         "R3 memory sharding: \"ZeRO-k\" (also \"ZeRO k\", \"ZeRO stage k\", zero_stage k, or a stage named beside "
         "ZeRO: \"ZeRO++ (stage 3)\") = stage k; FSDP / FULL_SHARD / HYBRID_SHARD / HSDP / \"fully sharded\" = ZeRO-3, "
-        "SHARD_GRAD_OP = ZeRO-2, NO_SHARD = 0; Megatron's distributed optimizer (--use-distributed-optimizer, "
+        "SHARD_GRAD_OP, _HYBRID_SHARD_ZERO2 and FSDP2's reshard_after_forward false = ZeRO-2, NO_SHARD = 0; \"stage k\" "
+        "as the field's first words or beside DeepSpeed's name, a stage in words (\"ZeRO stage two\") or a bare "
+        "digit = stage k; Megatron's distributed optimizer (--use-distributed-optimizer, "
         "NeMo's distributed_fused_adam) and fairscale's optimizer state sharding (OSS) = ZeRO-1; \"none\" = 0; null "
         "= 0, except that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) "
         "implies ZeRO-1. CPU or NVMe offload (ZeRO-Offload, ZeRO-Infinity) is not modelled: such a row is listed "
-        "as not modelled.",
+        "as not modelled (offload the text denies, \"no CPU offload\" or cpu_offload=False, is none).",
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "(or no, false, off, \"no activation checkpointing\") or null = none; checkpointing named without a "
         "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
-        "true) = full; with --recompute-method block and --recompute-num-layers N (or NeMo's recompute_layers N) "
-        "only the first N layers of each model chunk are recomputed and the rest keep their activations. "
+        "true, \"grad ckpt\") = full; a granularity or checkpointing the text denies (\"w/o recomputation\", \"full "
+        "recomputation is not used\") is not taken; with --recompute-method block and --recompute-num-layers N "
+        "(Megatron-LM's earlier --activations-checkpoint-method/-num-layers, NeMo's recompute_layers N or "
+        "activations_checkpoint_* keys, or in words: \"block method, 4 layers\") only the first N layers of each "
+        "model chunk are recomputed and the rest keep their activations, also when R15 fills other fields. "
         "torchtitan's selective checkpointing (op: every other matmul; layer: every other layer, "
         "its documented defaults) re-runs about half a forward: simulated as the midpoint of none and full. "
         "cpu_offloading_num_layers N (Megatron-Core) offloads the first N layers' activations to host memory "
@@ -64,11 +71,12 @@ const std::vector<std::string>& validation_rules() {
         "R5 precision: the narrowest format the text names: a 4- or 6-bit float (NVFP4, MXFP4) or an integer "
         "format has no costs here, so the row is listed as not modelled; else any fp8 (MXFP8, FP8-CS, float8, "
         "e4m3) = fp8 (GEMMs at the fp8 peak, the rest in bf16), bf16 (bfloat16) = bf16, fp16 (float16, half) = "
-        "fp16; only where none of those is named, TF32 is not modelled and fp32 (float32, single or full "
+        "fp16 (and PyTorch Lightning's 16-mixed); a format the text denies (\"FP8 not used\") is not named; only where "
+        "none of those is named, TF32 is not modelled and fp32 (float32, single or full "
         "precision) = fp32; a text naming no format (null, \"mixed\", \"amp\") takes the GPU's own 16-bit "
         "format: bf16, or fp16 on a GPU without bf16 (V100). An fp8 run gathers its sharded weights in fp8 (half "
         "the bytes) only where the row sets --fp8-param-gather, fp8_param_gather or enable_fsdp_float8_all_gather.",
-        "R6 sequence parallelism: null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
+        "R6 sequence parallelism: true/false (or yes/no, on/off, 1/0); null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
         "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
         "along the sequence.",
         "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap, "
@@ -93,16 +101,25 @@ const std::vector<std::string>& validation_rules() {
         "oversubscription such as \"2:1 oversubscribed\") in place of the preset's, resized to the row's GPU count (a count that fills no whole number of the "
         "preset's nodes, with gpus_per_node null, takes the largest share of each node that divides it). A memory size (\"96GB\"), HBM "
         "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "
-        "the TDP lowers the compute ceilings by (cap/TDP)^(1/3).",
+        "the TDP lowers the compute ceilings by (cap/TDP)^(1/3). Read as written: the 40 GB A100 in any spelling "
+        "(40GB, 40 GB, 40G); the NVL card only where NVL is a word of its own (not NVLink, NVL8 or NVL72) in a "
+        "text that names no SXM, HGX or DGX; a size above 288 GB (the most HBM any GPU has: B300) is a node's or "
+        "superchip's total and no GPU's; a TB/s beside NVLink is the link's, not the HBM's; an adapter count "
+        "after the rate (\"200 Gb/s x 4\") or beside the technology (\"4 EDR HCAs\", \"2 x HDR200\"), and "
+        "\"8 HCAs per node\" is a count, not a whole-node rate.",
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
-        "source's own FLOP count (a definition that includes recomputation is compared with tessel's hardware "
-        "FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU, else HFU (MFU times hardware over "
-        "model FLOPs); a utilization of at most 1 is read as a fraction, and a figure that is not a positive "
-        "number makes the row not modelled, with the key named.",
+        "source's own FLOP count (a definition that says it counts recomputation: includes ... recomputation, "
+        "incl. recomputation, counting the recomputed forward, HFU-like, hardware FLOPs, Megatron's eq. 3; is "
+        "compared with tessel's hardware FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU, "
+        "else HFU (MFU times hardware over model FLOPs); an fp8 run's MFU or HFU is taken against the fp8 peak "
+        "unless the definition names the BF16 peak and no fp8 one; a utilization of at most 1 is read as a "
+        "fraction, and one above 100%, or a figure that is not a positive number, makes the row not modelled, "
+        "with the key named.",
         "R11 attention kernel: runs whose sources date from before FlashAttention (Dao et al., arXiv 2205.14135, "
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names: a full date, or the first day of "
-        "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone. A row that "
+        "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone; a date the "
+        "text marks as when it was read (accessed, retrieved) is not the run's. A row that "
         "names its attention says which: \"unfused attention\", or a fused kernel R12 names. Unnamed on a GPU "
         "that runs no fused kernel (the cluster's gpu.flash_attention false: Volta), unfused.",
         "R12 kernels of the stack (the framework the source names first: DeepSpeed or GPT-NeoX, which runs "
@@ -138,7 +155,9 @@ const std::vector<std::string>& validation_rules() {
         "buckets hold max(40M, 1M x DP) parameters for sources dated from 2024-04-11 (commit 0fda386c04), 40M "
         "before; other frameworks' buckets keep their fixed size.",
         "R14 scope: a row with expert parallelism or more than one expert (a mixture-of-experts model) is listed "
-        "as not modelled rather than predicted as a dense model.",
+        "as not modelled rather than predicted as a dense model; so is one whose name says it is one (MoE, "
+        "mixture-of-experts, Mixtral, DBRX, DeepSeek-V2/V3) or whose notes count its experts (\"8 experts\", "
+        "num_experts 8, \"top-2 routing\").",
         "R15 unstated knobs that do not fit: the run fitted its GPUs, so where the defaults above for its null "
         "virtual_pipeline, microbatch_size, activation_recompute, zero_or_fsdp or sequence_parallel need more memory "
         "than the GPU has, those fields take the values that fit with the fastest simulated step, as `tessel plan` "
@@ -153,6 +172,9 @@ const std::vector<std::string>& validation_rules() {
         "that is not a positive number, or that exceeds the memory of the row's GPU, makes the row not modelled, "
         "with the key named. A measured peak of "
         "PyTorch's caching allocator also holds freed blocks it keeps for reuse, which the memory model does not.",
+        "R17 text: a field whose whole text says its value is not known (unknown, N/A, not stated, ?) is null; a "
+        "name the row's own clause denies (no, not, without, w/o, never or disabled just before it, or not used, "
+        "disabled, off or false just after it, within its clause) is not a statement of it.",
     };
     return rules;
 }
@@ -199,15 +221,51 @@ std::string text_of(const json& row, const char* key) {
         if (!space) text += ch;
         else if (text.empty() || text.back() != ' ') text += ' ';
     }
-    return text;
+    return says_unstated(text) ? "" : text;  // "unknown", "N/A": the row's null
+}
+
+// Degrees of parallelism a row may state in words: "none" or "off" is no split, a degree of 1.
+bool is_degree_key(const std::string& key) {
+    for (const char* k : {"tensor_parallel", "pipeline_parallel", "data_parallel", "context_parallel", "virtual_pipeline",
+                          "expert_parallel"})
+        if (key == k) return true;
+    return false;
 }
 
 // The row's number at `key`, or nullopt when absent or null.
+// A number written as text ("2") is read as one; a text that says the value is unknown ("unknown",
+// "N/A") is null; a degree of parallelism written "none", "no", "off" or "disabled" is 1.
 std::optional<double> number_of(const json& row, const char* key, const std::string& origin, const std::string& name) {
     if (!row.contains(key) || row[key].is_null()) return std::nullopt;
-    if (!row[key].is_number())
-        throw input_error(origin, fmt::format("{}.{}", name, key), "a number or null", describe_json_value(row[key]));
-    return row[key].get<double>();
+    const json& v = row[key];
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) {
+        const std::string t = text_of(row, key);
+        if (t.empty() || t == " ") return std::nullopt;
+        static const std::regex no_split(R"(^\s*(?:none|no|off|disabled|not used)\s*$)", std::regex::icase);
+        if (is_degree_key(key) && std::regex_match(t, no_split)) return 1.0;
+        static const std::regex number(R"(^\s*[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\s*$)");
+        if (std::regex_match(t, number)) return std::stod(t);
+    }
+    throw input_error(origin, fmt::format("{}.{}", name, key), "a number or null", describe_json_value(v));
+}
+
+// A row's yes/no field (sequence_parallel): true or false, or the words for them; nullopt when
+// null, absent or unknown.
+std::optional<bool> flag_of(const json& row, const char* key, const std::string& origin, const std::string& name) {
+    if (!row.contains(key) || row[key].is_null()) return std::nullopt;
+    const json& v = row[key];
+    if (v.is_boolean()) return v.get<bool>();
+    if (v.is_number() && (v.get<double>() == 0 || v.get<double>() == 1)) return v.get<double>() == 1;
+    if (v.is_string()) {
+        const std::string t = text_of(row, key);
+        if (t.empty()) return std::nullopt;
+        static const std::regex yes(R"(^\s*(?:true|yes|on|enabled?|1)\b)", std::regex::icase);
+        static const std::regex no(R"(^\s*(?:false|no|off|disabled?|none|0)\b)", std::regex::icase);
+        if (std::regex_search(t, yes)) return true;
+        if (std::regex_search(t, no)) return false;
+    }
+    throw input_error(origin, fmt::format("{}.{}", name, key), "true, false or null", describe_json_value(v));
 }
 
 // The latest date a text names, as YYYYMMDD (0 when none).
@@ -223,9 +281,16 @@ int latest_date(const std::string& text) {
         std::regex(R"(arXiv[: ]*(\d\d)(\d\d)\.\d{4,5})", std::regex::icase),
         std::regex(R"((?:^|[\s(,])(20[12]\d)(?=[),.;\]]|\s*[(\[]|\s*$))"),
     };
+    // The day a page was read ("accessed 2025-03-01") dates the reading, not the run.
+    static const std::regex reading(R"(\b(?:accessed|retrieved|visited|viewed|fetched|read|checked)(?:\s+on)?[\s:]*$)",
+                                    std::regex::icase);
     for (int k = 0; k < 4; ++k)
         for (std::sregex_iterator it(text.begin(), text.end(), patterns[k]), end; it != end; ++it) {
             const auto& m = *it;
+            const std::size_t at = std::size_t(m.position(1));
+            const std::size_t from = at > 24 ? at - 24 : 0;
+            if (std::regex_search(text.substr(from, at - from), reading))
+                continue;
             int year = std::stoi(m[1]), month = 1, day = 1;
             if (k == 2) year += 2000;
             if (k <= 2) month = std::stoi(m[2]);
@@ -238,10 +303,18 @@ int latest_date(const std::string& text) {
 }
 }  // namespace
 
+// FSDP's forms of ZeRO-2, which shard gradients and optimizer states and keep each layer's gathered
+// weights from its forward to its backward: FSDP1's SHARD_GRAD_OP and _HYBRID_SHARD_ZERO2, FSDP2's
+// fully_shard with reshard_after_forward False.
+bool fsdp_shards_gradients_only(const std::string& text) {
+    static const std::regex kept(R"(reshard_after_forward\s*[:=]?\s*false)", std::regex::icase);
+    return contains(text, "SHARD_GRAD_OP") || contains(text, "HYBRID_SHARD_ZERO2") || std::regex_search(text, kept);
+}
+
 // R3: the ZeRO stage a row's zero_or_fsdp text names, in the words the frameworks use.
 std::optional<int> stated_zero_stage(const std::string& text) {
-    if (contains(text, "SHARD_GRAD_OP")) return 2;  // FSDP's ZeRO-2: gradients and optimizer sharded
-    if (contains(text, "NO_SHARD")) return 0;       // FSDP as plain DDP
+    if (fsdp_shards_gradients_only(text)) return 2;  // FSDP's ZeRO-2: gradients and optimizer sharded
+    if (contains(text, "NO_SHARD")) return 0;        // FSDP as plain DDP
     // HYBRID_SHARD (sharded inside a node, replicated across) is taken as ZeRO-3 over every rank,
     // which understates its memory: the simulator has no shard group smaller than data parallelism.
     if (contains(text, "FSDP") || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD") || contains(text, "HSDP") ||
@@ -249,11 +322,27 @@ std::optional<int> stated_zero_stage(const std::string& text) {
         return 3;
     // The leftmost stage named: "ZeRO-1", "ZeRO 3", "ZeRO stage 2", "zero_stage: 1", "ZeRO3"; in a
     // text that names ZeRO, a stage named apart from it ("ZeRO++ (stage 3)", "ZeRO-Offload, stage 2").
-    static const std::regex stage(R"(\bzero[\s_-]*(?:stage[\s_:=-]*)?([0-3])\b)", std::regex::icase);
-    static const std::regex stage_apart(R"(\bstage[\s_:=-]*([0-3])\b)", std::regex::icase);
+    // The stage in words too ("ZeRO stage two"); a bare stage number is the field's whole text ("2").
+    static const std::regex stage(R"(\bzero[\s_-]*(?:stage[\s_:=-]*)?([0-3]|zero|one|two|three)\b)", std::regex::icase);
+    static const std::regex stage_apart(R"(\bstage[\s_:=-]*([0-3]|one|two|three)\b)", std::regex::icase);
+    static const std::regex bare(R"(^\s*([0-3])\s*$)");
+    const auto number = [](std::string w) {
+        w = lowercase(w);
+        if (w == "zero") return 0;
+        if (w == "one") return 1;
+        if (w == "two") return 2;
+        if (w == "three") return 3;
+        return std::stoi(w);
+    };
     std::smatch m;
-    if (std::regex_search(text, m, stage)) return std::stoi(m[1]);
-    if (contains(text, "zero") && std::regex_search(text, m, stage_apart)) return std::stoi(m[1]);
+    if (std::regex_search(text, m, stage)) return number(m[1]);
+    // A stage apart from ZeRO's name counts beside it or DeepSpeed's, or as the field's first word
+    // ("stage 2"); a pipeline stage is no ZeRO stage.
+    static const std::regex leading_stage(R"(^\s*stage\b)", std::regex::icase);
+    if ((contains(text, "zero") || contains(text, "deepspeed") || std::regex_search(text, leading_stage)) &&
+        std::regex_search(text, m, stage_apart))
+        return number(m[1]);
+    if (std::regex_search(text, m, bare)) return std::stoi(m[1]);
     // fairscale's optimizer state sharding (OSS) shards the optimizer state: ZeRO-1.
     static const std::regex oss(R"(optimi[sz]er state shard|\bOSS\b)", std::regex::icase);
     if (std::regex_search(text, oss)) return 1;
@@ -269,7 +358,7 @@ namespace {
 // value ("tp_comm_overlap=False", "overlap_grad_sync: true", "grad_reduce_in_fp32 false"). The flag
 // wins; nullopt when neither is named.
 std::optional<bool> named_setting(const std::string& text, const char* flag, std::initializer_list<const char*> keys) {
-    if (flag && contains(text, flag)) return true;
+    if (flag && affirmed(text, flag)) return true;
     for (const char* key : keys) {
         const std::regex setting(std::string(R"((?:^|[^A-Za-z0-9_]))") + key + R"(\s*[:=]?\s*(true|false)\b)",
                                  std::regex::icase);
@@ -283,16 +372,16 @@ std::optional<bool> named_setting(const std::string& text, const char* flag, std
 // R4: the recompute an activation_recompute text names.
 std::optional<Recompute> stated_recompute(const std::string& text) {
     if (text.empty()) return std::nullopt;
-    if (contains(text, "full")) return Recompute::full;
-    if (contains(text, "selective")) return Recompute::selective;
-    static const std::regex negated(R"(^\s*(none|no|false|off|disabled|0)\b|\bno (activation|recompute|checkpoint)|without)",
+    // A granularity counts where the text does not deny it ("full recomputation is not used").
+    if (affirmed(text, R"(\bfull)")) return Recompute::full;
+    if (affirmed(text, R"(\bselective|\bsel\.)")) return Recompute::selective;
+    static const std::regex negated(R"(^\s*(none|no|false|off|disabled|0)\b|\bno (activation|recompute|checkpoint))",
                                     std::regex::icase);
     if (std::regex_search(text, negated)) return Recompute::none;
     // Checkpointing named without a granularity: Megatron's --checkpoint-activations and its
     // --recompute-method uniform/block re-run whole layers, as DeepSpeed's and FSDP's wrappers do.
-    static const std::regex whole(R"(checkpoint|recompute|recomputation|\buniform\b|\bblock\b|^\s*(true|yes|on)\b)",
-                                  std::regex::icase);
-    if (std::regex_search(text, whole)) return Recompute::full;
+    if (affirmed(text, R"(checkpoint|\bckpt|recompute|recomputation|rematerial|\buniform\b|\bblock\b|^\s*(true|yes|on)\b)"))
+        return Recompute::full;
     return Recompute::none;
 }
 
@@ -301,14 +390,14 @@ StatedPrecision stated_precision(const std::string& text) {
     // weights, bf16 compute" is bf16); TF32 and fp32 count only where no narrower one is named.
     const auto names = [&](std::initializer_list<const char*> words) {
         for (const char* w : words)
-            if (contains(text, w)) return std::string(w);
+            if (affirmed(text, w)) return std::string(w);  // not "bf16 (fp8 not used)"
         return std::string();
     };
     StatedPrecision stated;
     if (std::string w = names({"fp4", "float4", "fp6", "int4", "int8"}); !w.empty()) stated.unmodelled = w;
     else if (!names({"fp8", "float8", "e4m3"}).empty()) stated.format = Precision::fp8;
     else if (!names({"bf16", "bfloat16"}).empty()) stated.format = Precision::bf16;
-    else if (!names({"fp16", "float16", "half"}).empty()) stated.format = Precision::fp16;
+    else if (!names({"fp16", "float16", "half", "16-mixed"}).empty()) stated.format = Precision::fp16;  // Lightning's "16-mixed"
     else if (!names({"tf32"}).empty()) stated.unmodelled = "tf32";
     else if (!names({"fp32", "float32", "single precision", "full precision"}).empty()) stated.format = Precision::fp32;
     return stated;
@@ -317,12 +406,18 @@ StatedPrecision stated_precision(const std::string& text) {
 int stated_block_recompute_layers(const std::string& text) {
     // Megatron's --recompute-num-layers N counts layers per chunk only with --recompute-method block
     // (uniform recomputes every layer, N at a time); NeMo's recompute_layers N is that block count.
-    static const std::regex megatron_count(R"(recompute[-_ ]num[-_ ]layers\W{0,3}(\d+))", std::regex::icase);
-    static const std::regex block(R"(recompute[-_ ]method\W{0,3}block|\bblock\b)", std::regex::icase);
+    // Megatron-LM's flags before 2022 and NeMo 1's keys say activations_checkpoint for recompute; a
+    // text may say it in words ("block method, 4 layers", "block (4 layers)").
+    static const std::regex megatron_count(R"((?:recompute|activations?[-_ ]checkpoint)[-_ ]num[-_ ]layers\W{0,3}(\d+))",
+                                           std::regex::icase);
+    static const std::regex block(R"((?:recompute|activations?[-_ ]checkpoint)[-_ ]method\W{0,3}block|\bblock\b)",
+                                  std::regex::icase);
     static const std::regex nemo_count(R"(\brecompute_layers\W{0,3}(\d+))", std::regex::icase);
+    static const std::regex in_words(R"(\bblock\b[^;.]{0,30}?\b(\d+)\s*layers?\b)", std::regex::icase);
     std::smatch m;
-    if (std::regex_search(text, m, megatron_count) && std::regex_search(text, block)) return std::stoi(m[1]);
-    if (std::regex_search(text, m, nemo_count)) return std::stoi(m[1]);
+    if (std::regex_search(text, m, megatron_count) && std::regex_search(text, block)) return std::stoi(m[1].str().substr(0, 7));
+    if (std::regex_search(text, m, nemo_count)) return std::stoi(m[1].str().substr(0, 7));
+    if (std::regex_search(text, m, in_words)) return std::stoi(m[1].str().substr(0, 7));
     return 0;
 }
 
@@ -330,6 +425,15 @@ namespace {
 
 // FlashAttention's first public release (arXiv 2205.14135, 2022-05-27).
 constexpr int kFlashAttentionDate = 20220527;
+
+// R10: whether a throughput definition counts the recomputed forward in its FLOPs: "INCLUDES the
+// extra forward pass of full activation recomputation", "incl. recomputation", "HFU-like",
+// "hardware FLOPs", "Megatron eq. 3". "Includes data loading" or "checkpoint saving" says nothing of it.
+bool counts_recomputation(const std::string& definition) {
+    return affirmed(definition,
+                    R"(includ\w*\s+(?:\S+\s+){0,8}?(?:recomput|rematerial|activation\s+checkpoint)|\bincl\.?\s+(?:\S+\s+){0,3}?recomput|)"
+                    R"(\bcount\w*\s+(?:the\s+)?recomput|\bhfu[- ](?:like|style|type)|\bhardware\s+(?:t(?:era)?)?flop|megatron\S*\s+eq\.?\s*\(?3\b)");
+}
 
 // Implied MFU of a step time, under tessel's FLOP count (accounting.h) and the plan's peak.
 double implied_mfu(const ValidationCase& c, double step_s) {
@@ -407,6 +511,19 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
                               fmt::format("a text of at most {} characters", kMaxRowText),
                               fmt::format("{} characters", it->get_ref<const std::string&>().size()));
     auto get = [&](const char* key) { return number_of(row, key, origin, where); };
+    // parameters_b only guides R1's guesses: a count written "6.7B" is read, and one that is not a
+    // positive number is ignored rather than refusing the row.
+    const std::optional<double> parameters_b = [&]() -> std::optional<double> {
+        static const std::regex billions(R"(^\s*([0-9]+(?:\.[0-9]+)?)\s*[bB]?\s*$)");
+        std::smatch m;
+        const std::string t = text_of(row, "parameters_b");
+        if (row.contains("parameters_b") && row["parameters_b"].is_number()) {
+            const double x = row["parameters_b"].get<double>();
+            return x > 0 ? std::optional<double>(x) : std::nullopt;
+        }
+        if (std::regex_match(t, m, billions) && std::stod(m[1]) > 0) return std::stod(m[1]);
+        return std::nullopt;
+    }();
     // Counts (GPUs, layers, sizes, degrees) must be whole numbers a plan can hold.
     auto count = [&](const char* key) -> std::optional<int> {
         auto v = get(key);
@@ -437,11 +554,18 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
             throw input_error(origin, fmt::format("{}.{}", where, key), fmt::format("at most {}", most), std::to_string(*v));
     const std::string source = text_of(row, "source");
     const SoftwareStack* fw = &kUnknownStack;
-    for (const auto& k : kKnownStacks)
-        if (contains(source, k.match)) {
-            fw = k.stack;
-            break;
-        }
+    {
+        // The framework the source names first ("PyTorch FSDP, compared with Megatron-LM" is not
+        // Megatron's run); Megatron-DeepSpeed is DeepSpeed's pipeline engine.
+        std::string named = lowercase(source);
+        for (std::size_t at; (at = named.find("megatron-deepspeed")) != std::string::npos;) named.replace(at, 9, "");
+        std::size_t first = std::string::npos;
+        for (const auto& k : kKnownStacks)
+            if (const std::size_t at = named.find(lowercase(k.match)); at < first) {
+                first = at;
+                fw = k.stack;
+            }
+    }
     const std::string stated = text_of(row, "zero_or_fsdp") + " " + text_of(row, "throughput_definition") + " " +
                                text_of(row, "notes") + " " + text_of(row, "activation_recompute") + " " +
                                text_of(row, "precision");
@@ -461,6 +585,17 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         if (auto e = get(key); e && *e > 1)
             throw input_error(origin, fmt::format("{}.{}", where, key),
                               "1 or null (mixture-of-experts layers are not modelled)", fmt::format("{}", *e));
+    // A row may leave expert_parallel 1 or null and say so in words: its name ("Mixtral 8x7B",
+    // "DeepSeek-V3", "MoE") or an expert count in its notes ("8 experts, top-2").
+    {
+        static const std::string moe_name = R"(\bmoe\b|mixture[- ]of[- ]experts|\bmixtral\b|\bdbrx\b|deepseek-?v[23]\b)";
+        static const std::string experts =
+            R"(\b(?:[2-9]|[1-9]\d+)\s+(?:routed\s+)?experts\b|num_?experts\W{0,3}(?:[2-9]|[1-9]\d+)\b|\btop-?[1-8]\s+(?:expert\s+)?rout)";
+        const std::string said = text_of(row, "notes") + " " + text_of(row, "derived");
+        if (affirmed(c.name, moe_name) || affirmed(said, experts))
+            throw input_error(origin, where + ".notes",
+                              "a dense model (mixture-of-experts layers are not modelled)", "a row that names experts");
+    }
     if (auto dp = count("data_parallel")) p.dp = *dp;
     else {
         p.dp = num_gpus / std::max(1, p.tp * p.pp * p.cp);
@@ -479,10 +614,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (!get("num_kv_heads")) assume("kv heads = heads");
     const std::string act = text_of(row, "activation");
     // A gated MLP (three weight matrices) whatever its gate's nonlinearity: the FLOPs follow the matrices.
-    bool gated = contains(act, "glu") || contains(act, "silu") || contains(act, "swish");
+    bool gated = contains(act, "glu") || contains(act, "silu") || contains(act, "swish") || contains(act, "gated");
     if (act.empty()) {
         gated = parameters_say_gated(m, get("num_layers").value_or(0), count("ffn_hidden_size"),
-                                     double(count("vocab_size").value_or(50257)), get("parameters_b"));
+                                     double(count("vocab_size").value_or(50257)), parameters_b);
         assume(gated ? "gated MLP, Llama family (its parameter count)" : "GeLU (GPT family)");
     }
     m.activation = gated ? Activation::swiglu : Activation::gelu;
@@ -510,8 +645,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         m.ffn_hidden_size = 4 * m.hidden_size;
         assume("ffn 4h");
     } else {
-        m.ffn_hidden_size = gated_ffn_width(m, double(vocab), get("parameters_b"));
-        assume(fmt::format("ffn {}{}", m.ffn_hidden_size, get("parameters_b") ? " (from the parameter count)" : " (2/3 of 4h)"));
+        m.ffn_hidden_size = gated_ffn_width(m, double(vocab), parameters_b);
+        assume(fmt::format("ffn {}{}", m.ffn_hidden_size, parameters_b ? " (from the parameter count)" : " (2/3 of 4h)"));
     }
     validate_model(m, origin + ": " + where);
 
@@ -519,8 +654,19 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     c.unstated.virtual_pipeline = !get("virtual_pipeline") && p.pp > 1 && fw->interleaves;
     p.schedule = p.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     p.microbatch_size = count("microbatch_size").value_or(1);
-    if (!get("microbatch_size")) assume("microbatch 1");
     c.unstated.microbatch = !get("microbatch_size");
+    if (c.unstated.microbatch) {
+        // A size the notes give ("micro-batch size 2", --micro-batch-size 2, micro_batch_size: 2).
+        static const std::regex in_notes(R"(micro[-_ ]?batch[-_ ]?size\W{0,3}(?:of\s+|is\s+)?(\d{1,5})\b)", std::regex::icase);
+        const std::string said = text_of(row, "notes") + " " + text_of(row, "derived");
+        std::smatch mb;
+        if (std::regex_search(said, mb, in_notes) && std::stoi(mb[1]) >= 1) {
+            p.microbatch_size = std::stoi(mb[1]);
+            c.unstated.microbatch = false;
+            assume(fmt::format("microbatch {} (from the notes)", p.microbatch_size));
+        } else
+            assume("microbatch 1");
+    }
     if (get("global_batch_size") || !get("global_batch_tokens")) p.global_batch_size = need_count("global_batch_size");
     else {
         p.global_batch_size = int(std::llround(*get("global_batch_tokens") / m.seq_length));
@@ -541,12 +687,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     const std::string zero = text_of(row, "zero_or_fsdp");
     // ZeRO-Offload and ZeRO-Infinity run the optimizer on the CPU and stream states over PCIe or
     // from NVMe: no cost here describes that, so the row is reported, not predicted (as R14).
-    static const std::regex offload(R"(offload|\binfinity\b|\bnvme\b)", std::regex::icase);
-    if (std::regex_search(zero, offload))
+    if (affirmed(zero, R"(offload|\binfinity\b|\bnvme\b)"))  // not "ZeRO-3 (no CPU offload)"
         throw input_error(origin, where + ".zero_or_fsdp", "sharding on the GPUs (CPU and NVMe offload are not modelled)",
                           "\"" + zero + "\"");
     if (const std::optional<int> stage = stated_zero_stage(zero)) p.zero_stage = *stage;
-    else if (zero.empty() && contains(stated, "--overlap-param-gather")) {
+    else if (zero.empty() && affirmed(stated, "--overlap-param-gather")) {
         p.zero_stage = 1;
         assume("ZeRO-1 (--overlap-param-gather needs the distributed optimizer)");
     } else {
@@ -589,8 +734,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // R6
     const bool tp_overlap = named_setting(stated, "--tp-comm-overlap",
                                          {"tp_comm_overlap", "ub_tp_comm_overlap", "enable_async_tensor_parallel"}).value_or(false);
-    if (row.contains("sequence_parallel") && row["sequence_parallel"].is_boolean())
-        p.sequence_parallel = row["sequence_parallel"].get<bool>();
+    if (const std::optional<bool> sp = flag_of(row, "sequence_parallel", origin, where)) p.sequence_parallel = *sp;
     else {
         p.sequence_parallel = (tp_overlap || fw->sequence_parallel_with_tp) && p.tp > 1;
         if (p.sequence_parallel && !fw->sequence_parallel_with_tp) assume("sequence parallel (required by --tp-comm-overlap)");
@@ -626,7 +770,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // R5: an fp8 run's sharded weights gathered in fp8 where the row sets it.
     o.fp8_weight_gather = named_setting(stated, "--fp8-param-gather",
                                         {"fp8_param_gather", "enable_fsdp_float8_all_gather"}).value_or(false);
-    o.zero2_layerwise_gather = contains(zero, "SHARD_GRAD_OP");
+    o.zero2_layerwise_gather = fsdp_shards_gradients_only(zero);
 
     // R8
     const bool sixteen_bit = p.precision != Precision::fp32;
@@ -637,9 +781,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // (R5: only the GEMMs run in fp8), so they take its bf16 default.
 
     // The fused attention kernels a row may name (R12), which R11 reads too.
-    const bool names_flash2 = contains(stated, "FlashAttention-2") || contains(stated, "attn_impl: flash");
-    const bool names_cudnn = contains(stated, "cuDNN");
-    const bool names_flash1 = contains(stated, "attn_impl: triton") || contains(stated, "Triton FlashAttention");
+    const bool names_flash2 = affirmed(stated, "FlashAttention-2|attn_impl: flash");
+    const bool names_cudnn = affirmed(stated, "cuDNN");
+    const bool names_flash1 = affirmed(stated, "attn_impl: triton|Triton FlashAttention");
 
     // R11
     const int date = latest_date(source);
@@ -658,7 +802,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (names_flash2) o.cudnn_attention = false;
     if (names_cudnn) o.cudnn_attention = true;
     if (names_flash1) o.flash_attention_version = 1;
-    o.fused_elementwise = o.fused_elementwise || contains(stated, "torch.compile");
+    o.fused_elementwise = o.fused_elementwise || affirmed(stated, R"(torch\.compile)");
     if (contains(stated, "no dropout")) o.model_dropout = false;  // R1: the row's own statement
     if (auto v = named_setting(stated, "--cross-entropy-loss-fusion", {"cross_entropy_loss_fusion"})) o.fused_cross_entropy = *v;
     // An eager RMSNorm only where the row names it (torchtitan's norm_type "rmsnorm"); compiled
@@ -832,7 +976,9 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
         for (int mb : mbs)
             for (int zero : zeros)
                 for (bool sp : sps) {
-                    for (Recompute rc : rcs) consider(with_knobs(c, Knobs{vp, mb, zero, rc, sp}));
+                    // A stated recompute keeps its stated block of layers (--recompute-num-layers).
+                    for (Recompute rc : rcs)
+                        consider(with_knobs(c, Knobs{vp, mb, zero, rc, sp, u.recompute ? 0 : p.recompute_layers}));
                     if (u.recompute && fw.block_recompute) consider(block_recompute(Knobs{vp, mb, zero, Recompute::full, sp}));
                 }
     if (!best) return std::nullopt;
@@ -944,11 +1090,24 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
         return;
     }
     // A utilization "percent" of at most 1 is a fraction: no published run used 1% of its GPUs.
+    // One above 100% is a slip in the row.
+    for (const auto& [key, x] : {std::pair{"mfu_percent", mfu}, std::pair{"hfu_percent", hfu}})
+        if (x && *x > 100) {
+            v.skipped_because = fmt::format("{}: key '{}.{}': expected a utilization of at most 100%, got {}", origin,
+                                            row_where(v.name), key, *x);
+            return;
+        }
     auto utilization = [&](double x, const char* key) {
         if (x > 1.0) return x / 100.0;
         v.setup.assumptions.push_back(fmt::format("{} {} read as a fraction", key, x));
         return x;
     };
+    // An fp8 run's utilization is taken against the fp8 peak unless the definition names the BF16
+    // one (torchtitan's and NeMo's MFU divide by the dense BF16 peak whatever the GEMMs run in).
+    double peak_ratio = 1;
+    if (c.plan.precision == Precision::fp8 && affirmed(def, R"(bf16[^;]{0,40}peak|peak[^;]{0,40}bf16)") &&
+        !affirmed(def, R"(fp8[^;]{0,40}peak|peak[^;]{0,40}fp8)"))
+        peak_ratio = c.cluster.gpu.peak(Precision::fp8) / c.cluster.gpu.peak(Precision::bf16);
     double published_step = 0;
     if (tps) {
         v.metric = PublishedMetric::tokens_per_s_per_gpu;
@@ -961,7 +1120,7 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
         v.predicted = step;
         published_step = *it;
     } else if (tf) {
-        const bool with_recompute = contains(def, "INCLUDES") || contains(def, "incl. recomput");
+        const bool with_recompute = counts_recomputation(def);
         v.metric = with_recompute ? PublishedMetric::hardware_tflops_per_gpu : PublishedMetric::model_tflops_per_gpu;
         const auto f = flops_per_token(c.model, c.plan);
         const double flops = (with_recompute ? f.hardware : f.model) * tokens;
@@ -971,16 +1130,16 @@ void evaluate_row(ValidationRow& v, const json& row, const std::string& origin) 
     } else if (mfu) {
         v.metric = PublishedMetric::mfu;
         v.published = utilization(*mfu, "mfu_percent");
-        v.predicted = implied_mfu(c, step);
-        published_step = implied_mfu(c, 1.0) / v.published;
+        v.predicted = implied_mfu(c, step) * peak_ratio;
+        published_step = implied_mfu(c, 1.0) * peak_ratio / v.published;
     } else if (hfu) {
         // Hardware FLOPs count what recomputation runs again: HFU = MFU x hardware / model FLOPs.
         const auto f = flops_per_token(c.model, c.plan);
         const double hardware_per_model = f.hardware / f.model;
         v.metric = PublishedMetric::hfu;
         v.published = utilization(*hfu, "hfu_percent");
-        v.predicted = implied_mfu(c, step) * hardware_per_model;
-        published_step = implied_mfu(c, 1.0) * hardware_per_model / v.published;
+        v.predicted = implied_mfu(c, step) * hardware_per_model * peak_ratio;
+        published_step = implied_mfu(c, 1.0) * hardware_per_model * peak_ratio / v.published;
     } else {
         v.skipped_because = "no throughput figure (tokens/s, iteration time, TFLOP/s, MFU or HFU)";
         return;

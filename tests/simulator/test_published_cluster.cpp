@@ -200,5 +200,43 @@ TEST(PublishedCluster, GpuFiguresTheRowStatesReplaceThePresets) {
     EXPECT_DOUBLE_EQ(c.gpu.tdp_W, 700);  // the preset's: H100 SXM datasheet
 }
 
+TEST(PublishedCluster, GpuTextsAreReadAsTheirWritersMeantThem) {
+    // "NVLink" in an SXM part's text is its GPU link, not the H100 NVL PCIe card (H100 NVL
+    // datasheet: 835 dense BF16 TFLOP/s; SXM5: 989).
+    for (const char* sxm : {"H100 SXM (NVLink 4.0)", "HGX H100 8-GPU (NVLink/NVSwitch)", "H100 80GB SXM5 with 900 GB/s NVLink",
+                            "H100 (NVL8 baseboard)"}) {
+        const ClusterSpec c = published_cluster(sxm, "", 8, 8, "runs.json", "row 'x'");
+        EXPECT_EQ(c.gpu.name, "H100-SXM") << sxm;
+        EXPECT_DOUBLE_EQ(c.gpu.peak_tflops.at(Precision::bf16), 989) << sxm;
+    }
+    for (const char* card : {"H100 NVL", "NVIDIA H100-NVL 94GB", "H100NVL"})
+        EXPECT_EQ(published_cluster(card, "", 8, 8, "runs.json", "row 'x'").gpu.name, "H100-NVL") << card;
+    // The 40 GB A100 however it is spelled (A100 datasheet: 40 GB at 1555 GB/s, 80 GB at 2039).
+    for (const char* forty : {"A100-40G", "A100 (40 GB)", "A100 40 GB", "NVIDIA A100 SXM 40GB"}) {
+        const ClusterSpec c = published_cluster(forty, "", 8, 8, "runs.json", "row 'x'");
+        EXPECT_DOUBLE_EQ(c.gpu.memory_GiB, 40) << forty;
+        EXPECT_DOUBLE_EQ(c.gpu.memory_bandwidth_GBps, 1555) << forty;
+    }
+    // A DGX A100's 640 GB is its eight GPUs' total (8 x 80 GB), not a 40 GB part, and not one GPU's.
+    const ClusterSpec dgx = published_cluster("DGX A100 640GB", "", 8, 8, "runs.json", "row 'x'");
+    EXPECT_DOUBLE_EQ(dgx.gpu.memory_GiB, 80);
+    EXPECT_DOUBLE_EQ(dgx.gpu.memory_bandwidth_GBps, 2039);
+    EXPECT_DOUBLE_EQ(parse_gpu_figures("GH200 480GB").memory_GiB, 0);  // CPU and GPU memory together
+    // A TB/s beside NVLink is the GPU link's; the HBM's is the other (DGX B200: 1.8 TB/s NVLink5,
+    // 8 TB/s HBM3e per GPU).
+    EXPECT_DOUBLE_EQ(parse_gpu_figures("B200 (NVLink 1.8 TB/s, 8 TB/s HBM3e)").memory_bandwidth_GBps, 8000);
+}
+
+TEST(PublishedCluster, AdapterCountsWrittenAfterTheRateOrBesideTheTechnology) {
+    expect_network("HDR 200 Gb/s x 4", 8, 4, 25.0);
+    expect_network("100Gbps (x4 per node)", 8, 4, 12.5);
+    expect_network("4 EDR HCAs (100 Gb/s each)", 8, 4, 12.5);
+    expect_network("2 x HDR200", 8, 2, 25.0);
+    // "8 HCAs per node" counts the node's adapters; the rate stays each one's.
+    expect_network("HDR 200 Gb/s (8 HCAs per node)", 4, 8, 25.0);
+    // A rate is no count: "400G NICs" is one NIC's rate, over the preset's count.
+    expect_network("400G NICs, RoCE", 8, 8, 50.0);
+}
+
 }  // namespace
 }  // namespace tessel
