@@ -13,10 +13,8 @@ namespace {
 bool has(const std::string& text, const char* word) { return contains_ignoring_case(text, word); }
 
 // The 40 GB A100 in the ways rows write it: "40GB", "40 GB", "(40 GB)", "-40G"; not "640GB", a DGX's total.
-bool names_40gb(const std::string& gpu) {
-    static const std::regex forty(R"((?:^|[^\d.])40\s*-?\s*g(?:i?b)?\b)", std::regex::icase);
-    return std::regex_search(gpu, forty);
-}
+// "A100 80GB (not the 40GB part)" is no 40 GB part.
+bool names_40gb(const std::string& gpu) { return affirmed(gpu, R"((?:^|[^\d.])40\s*-?\s*g(?:i?b)?\b)"); }
 
 // The H100 NVL and H200 NVL PCIe cards: "NVL" as a word of its own, not NVLink, an NVL72 rack or
 // an HGX board's "NVL8", and not in a text that names the SXM module or an HGX or DGX board.
@@ -70,12 +68,21 @@ GpuFigures parse_gpu_figures(const std::string& text) {
     // Ultra specifications), so a larger figure is a node's or a superchip's total ("DGX A100 640GB",
     // "GH200 480GB"), not the GPU's.
     constexpr double kLargestGpuMemoryGB = 288;
+    // The host's memory beside it ("host 256 GB DDR5", "120GB LPDDR5X") is not the GPU's either.
     static const std::regex size(R"((\d+(?:\.\d+)?)\s*GB\b(?!/))", std::regex::icase);
-    for (std::sregex_iterator it(text.begin(), text.end(), size), end; it != end; ++it)
+    static const std::regex host(R"(host|cpu|system|\bram\b|ddr)", std::regex::icase);
+    for (std::sregex_iterator it(text.begin(), text.end(), size), end; it != end; ++it) {
+        // Within its own item of a list: up to the comma, semicolon or bracket on either side.
+        const std::size_t at = std::size_t(it->position(0)), stop = at + std::size_t(it->length(0));
+        const std::size_t before = text.find_last_of(",;()", at);
+        const std::size_t from = before == std::string::npos ? 0 : before + 1;
+        const std::size_t after = std::min(text.find_first_of(",;()", stop), text.size());
+        if (std::regex_search(text.substr(from, at - from), host) || std::regex_search(text.substr(stop, after - stop), host)) continue;
         if (const double gb = std::stod((*it)[1]); gb <= kLargestGpuMemoryGB) {
             f.memory_GiB = gb;
             break;
         }
+    }
     // An HBM bandwidth; a TB/s figure beside NVLink or NVSwitch is the GPU-to-GPU link's.
     static const std::regex rate(R"((\d+(?:\.\d+)?)\s*TB/s)", std::regex::icase);
     static const std::regex link(R"(nvlink|nvswitch|interconnect|bidirectional)", std::regex::icase);
@@ -105,6 +112,11 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
             oversubscription = 1;
     }
     auto network = [&](int nics, double nic_GBps) { return NodeNetwork{nics, nic_GBps, oversubscription}; };
+    const int nics = std::max(1, default_nics);
+    // "400 Gb/s per GPU", "1x 400G NDR per GPU", "1 NIC per GPU": a port for each of the node's GPUs,
+    // as the preset's node has.
+    if (std::regex_search(t, std::regex(R"((?:per|/|a|each)\s*gpu\b)")) && std::regex_search(text, m, std::regex(kRate)))
+        return network(nics, rate_Gbps(m, 1) * kGbpsToGBps);
     // "8 x 200 Gb/s", "8x ConnectX-6 HDR 200 Gb/s", "8x400G": count and rate together.
     if (std::regex_search(text, m, std::regex(R"((\d+)\s*(?:x|×)\s*(?:[\w-]+\s+){0,3})" + kRate)))
         return network(std::stoi(m[1]), rate_Gbps(m, 2) * kGbpsToGBps);
@@ -113,20 +125,27 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
         return network(std::stoi(m[3]), rate_Gbps(m, 1) * kGbpsToGBps);
     // A count of network adapters anywhere in the text ("4 EDR HCAs", "2 x HDR200"), at most 32 a node.
     std::optional<int> count;
-    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x\s*)?(?:(?:hdr|ndr|edr|xdr|ib|infiniband|connectx-?\d*)\s*)?(?:hcas?|nics?|adapters?|rails?)\b)")) ||
+    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x\s*)?(?:(?:hdr|ndr|edr|xdr|ib|infiniband|connectx-?\d*)\s*)?(?:hcas?|nics?|adapters?|rails?|ports?)\b)")) ||
         std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x|×)\s*(?:hdr|ndr|edr|xdr))")))
         count = std::stoi(m[1]);
-    std::optional<double> rate;
-    if (std::regex_search(text, m, std::regex(kRate))) rate = rate_Gbps(m, 1);
     // No NIC port runs faster than 800 Gb/s (NVIDIA ConnectX-8 SuperNIC datasheet: up to 800 Gb/s):
-    // a larger rate is the node's total.
+    // a larger rate is the node's total, and where a text gives a port's rate and the node's
+    // ("NDR 400 Gb/s (3.2 Tb/s per node)"), the node's total is the one to divide.
     constexpr double kFastestPortGbps = 800;
+    std::optional<double> rate;
+    {
+        const std::regex any_rate(kRate);
+        for (std::sregex_iterator it(text.begin(), text.end(), any_rate), end; it != end; ++it) {
+            const double r = rate_Gbps(*it, 1);
+            if (!rate || (r > kFastestPortGbps && r > *rate)) rate = r;
+        }
+    }
     // "8 HCAs per node" says how many a node has, not that the rate is the node's.
-    const std::string per_node_said = std::regex_replace(t, std::regex(R"((?:hcas?|nics?|adapters?|rails?)\s*(?:per|/|a)\s*node)"), "");
+    const std::string per_node_said =
+        std::regex_replace(t, std::regex(R"((?:hcas?|nics?|adapters?|rails?|ports?|gpus?)\s*(?:per|/|a)\s*node)"), "");
     const bool whole_node = in_t("node-node") || in_t("node-to-node") || per_node_said.find("per node") != std::string::npos ||
                             word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa)") ||
                             (rate && !count && *rate > kFastestPortGbps);
-    const int nics = std::max(1, default_nics);
     if (rate && whole_node) {
         const int n = count.value_or(nics);
         return network(n, *rate * kGbpsToGBps / n);

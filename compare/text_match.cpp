@@ -31,15 +31,25 @@ bool ends_clause(const std::string& t, std::size_t i) {
 bool denied_before(const std::string& t, std::size_t start) {
     std::size_t from = start;
     while (from > 0 && !ends_clause(t, from - 1)) --from;
-    static const std::regex denial(R"((?:^|\s)(?:no|not|without|w/o|non|never|disabled?|nor)(?:\s+\S+){0,2}(?:\s+(?:or|nor|and)(?:\s+\S+)?)*\s*$)");
-    return std::regex_search(t.substr(from, start - from), denial);
+    std::string before = t.substr(from, start - from);
+    // "no selective but full", "not selective: full", "not BF16, instead FP8": the turn ends the denial.
+    static const std::regex turn(R"(.*(?:\sbut\s|\sinstead\s|:|\s-\s))");
+    std::smatch m;
+    if (std::regex_search(before, m, turn)) before = before.substr(std::size_t(m.length(0)));
+    static const std::regex denial(
+        R"((?:^|\s)(?:no|not(?!\s+only)|without|w/o|never|disabled?|nor)(?:\s+\S+){0,2}(?:\s+(?:or|nor|and)(?:\s+\S+)?)*\s*$|(?:^|[\s(])non-\s*$)");
+    return std::regex_search(before, denial);
 }
 
 bool denied_after(const std::string& t, std::size_t end) {
     std::size_t to = end;
     while (to < t.size() && !ends_clause(t, to)) ++to;
+    // A value set on the name itself ("cpu_offload=False", "offload: none"), or a denying word after
+    // at most two words that are not another setting (a key with ':' or '=', a --flag): in flattened
+    // configuration text the next key's value ("activation_cpu_offload: false") is not this one's.
     static const std::regex denial(
-        R"(^\S*(?:\s+\S+){0,2}?\s*(?:(?:is|was|are|were)\s+)?(?:not\s+used|not\s+enabled|disabled\b|off\b|false\b|=\s*false\b|:\s*false\b|=\s*0\b|:\s*0\b|none\b))");
+        R"(^\S*?\s*[:=]\s*(?:false|0|none|off|disabled)\b|)"
+        R"(^\S*(?:\s+[^\s:=-][^\s:=]*){0,2}?\s+(?:(?:is|was|are|were)\s+)?(?:not\s+(?:used|enabled|reported|counted|included)|disabled\b|off\b(?!\s+by\s+default)|false\b|none\b))");
     return std::regex_search(t.substr(end, to - end), denial);
 }
 }  // namespace
@@ -56,8 +66,10 @@ bool affirmed(const std::string& text, const std::string& pattern) {
 }
 
 bool says_unstated(const std::string& text) {
+    // The whole field: "unknown", "N/A.", "not stated (probably ZeRO-1)"; not "Not stated; the config
+    // shows --recompute-granularity selective", whose rest still says something.
     static const std::regex unstated(
-        R"(^\s*(?:unknown|n/?a|not\s+(?:stated|specified|given|reported|published|disclosed)|unspecified|unstated|undisclosed|unreported|\?+|-+|tbd)\s*(?:$|[(.,;:]))",
+        R"(^\s*(?:unknown|n/?a|not\s+(?:stated|specified|given|reported|published|disclosed)|unspecified|unstated|undisclosed|unreported|\?+|-+|tbd)\s*\.?\s*(?:\([^)]*\)\s*\.?\s*)?$)",
         std::regex::icase);
     return std::regex_search(text, unstated);
 }

@@ -104,12 +104,16 @@ const std::vector<std::string>& validation_rules() {
         "the TDP lowers the compute ceilings by (cap/TDP)^(1/3). Read as written: the 40 GB A100 in any spelling "
         "(40GB, 40 GB, 40G); the NVL card only where NVL is a word of its own (not NVLink, NVL8 or NVL72) in a "
         "text that names no SXM, HGX or DGX; a size above 288 GB (the most HBM any GPU has: B300) is a node's or "
-        "superchip's total and no GPU's; a TB/s beside NVLink is the link's, not the HBM's; an adapter count "
-        "after the rate (\"200 Gb/s x 4\") or beside the technology (\"4 EDR HCAs\", \"2 x HDR200\"), and "
-        "\"8 HCAs per node\" is a count, not a whole-node rate.",
+        "superchip's total and no GPU's, and so is a size beside host memory (host, CPU, DDR); a TB/s beside "
+        "NVLink is the link's, not the HBM's; an adapter count after the rate (\"200 Gb/s x 4\") or beside the "
+        "technology (\"4 EDR HCAs\", \"2 x HDR200\", \"4 ports\"); \"8 HCAs per node\" or \"8 GPUs per node\" "
+        "is a count, not a whole-node rate; a port per GPU (\"400 Gb/s per GPU\", \"1 NIC per GPU\") is one for "
+        "each of the node's GPUs; a port's rate beside the node's total (\"400 Gb/s (3.2 Tb/s per node)\") "
+        "divides the total.",
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
         "source's own FLOP count (a definition that says it counts recomputation: includes ... recomputation, "
-        "incl. recomputation, counting the recomputed forward, HFU-like, hardware FLOPs, Megatron's eq. 3; is "
+        "incl. recomputation, counting the recomputed forward, HFU-like, hardware FLOPs, Megatron's eq. 3, in "
+        "a clause that does not define HFU or MFU, and nowhere \"without\" or \"excluding\" recomputation) is "
         "compared with tessel's hardware FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU, "
         "else HFU (MFU times hardware over model FLOPs); an fp8 run's MFU or HFU is taken against the fp8 peak "
         "unless the definition names the BF16 peak and no fp8 one; a utilization of at most 1 is read as a "
@@ -119,10 +123,12 @@ const std::vector<std::string>& validation_rules() {
         "May 2022) used unfused attention (Megatron-LM's batched GEMMs around a fused softmax); later runs a "
         "fused flash-style kernel. The date is the latest one the row's source names: a full date, or the first day of "
         "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone; a date the "
-        "text marks as when it was read (accessed, retrieved) is not the run's. A row that "
+        "text marks as when it was read (accessed, retrieved, visited, fetched or downloaded, in the same clause "
+        "or bracket) is not the run's. A row that "
         "names its attention says which: \"unfused attention\", or a fused kernel R12 names. Unnamed on a GPU "
         "that runs no fused kernel (the cluster's gpu.flash_attention false: Volta), unfused.",
-        "R12 kernels of the stack (the framework the source names first: DeepSpeed or GPT-NeoX, which runs "
+        "R12 kernels of the stack (the framework the source names first, a publisher's name (MosaicML) only "
+        "where it names no software: DeepSpeed or GPT-NeoX, which runs "
         "DeepSpeed's engine; Megatron or NeMo, which runs Megatron-Core; llm-foundry, Composer or MosaicML; "
         "torchtitan; llm.c; otherwise the simulator's defaults), from the framework's documented configuration "
         "unless the row names them: "
@@ -157,7 +163,7 @@ const std::vector<std::string>& validation_rules() {
         "R14 scope: a row with expert parallelism or more than one expert (a mixture-of-experts model) is listed "
         "as not modelled rather than predicted as a dense model; so is one whose name says it is one (MoE, "
         "mixture-of-experts, Mixtral, DBRX, DeepSeek-V2/V3) or whose notes count its experts (\"8 experts\", "
-        "num_experts 8, \"top-2 routing\").",
+        "num_experts 8, \"top-2 routing\"), unless the row calls its model dense.",
         "R15 unstated knobs that do not fit: the run fitted its GPUs, so where the defaults above for its null "
         "virtual_pipeline, microbatch_size, activation_recompute, zero_or_fsdp or sequence_parallel need more memory "
         "than the GPU has, those fields take the values that fit with the fastest simulated step, as `tessel plan` "
@@ -172,9 +178,12 @@ const std::vector<std::string>& validation_rules() {
         "that is not a positive number, or that exceeds the memory of the row's GPU, makes the row not modelled, "
         "with the key named. A measured peak of "
         "PyTorch's caching allocator also holds freed blocks it keeps for reuse, which the memory model does not.",
-        "R17 text: a field whose whole text says its value is not known (unknown, N/A, not stated, ?) is null; a "
-        "name the row's own clause denies (no, not, without, w/o, never or disabled just before it, or not used, "
-        "disabled, off or false just after it, within its clause) is not a statement of it.",
+        "R17 text: a field whose whole text says its value is not known (unknown, N/A, not stated, ?, with at "
+        "most a bracketed remark) is null; a name the row's own clause denies is not a statement of it: no, not "
+        "(not \"not only\"), without, w/o, never or disabled up to two words before it, \"non-\" right before "
+        "it, a value set on it (=false, : none), or not used, disabled, off (not \"off by default\"), false or "
+        "none up to two words after it that are not another setting; a turn (but, instead, a colon) ends a "
+        "denial, and the fields are read as separate clauses.",
     };
     return rules;
 }
@@ -187,6 +196,7 @@ namespace {
 struct KnownStack {
     const char* match;  // found in the row's `source`
     const SoftwareStack* stack;
+    bool publisher = false;  // a company's name: its stack only where the source names no software
 };
 const KnownStack kKnownStacks[] = {
     {"DeepSpeed", &kDeepSpeed},
@@ -195,7 +205,7 @@ const KnownStack kKnownStacks[] = {
     {"NeMo", &kMegatronLM},  // NVIDIA NeMo trains with Megatron-Core
     {"llm-foundry", &kLlmFoundry},
     {"Composer", &kLlmFoundry},  // MosaicML's trainer under llm-foundry
-    {"MosaicML", &kLlmFoundry},
+    {"MosaicML", &kLlmFoundry, true},
     {"torchtitan", &kTorchtitan},
     {"llm.c", &kLlmC},
 };
@@ -260,8 +270,8 @@ std::optional<bool> flag_of(const json& row, const char* key, const std::string&
     if (v.is_string()) {
         const std::string t = text_of(row, key);
         if (t.empty()) return std::nullopt;
-        static const std::regex yes(R"(^\s*(?:true|yes|on|enabled?|1)\b)", std::regex::icase);
-        static const std::regex no(R"(^\s*(?:false|no|off|disabled?|none|0)\b)", std::regex::icase);
+        static const std::regex yes(R"(^\s*(?:true|yes|on|enabled?|used|1|--sequence-parallel)(?:\W|$))", std::regex::icase);
+        static const std::regex no(R"(^\s*(?:false|no|off|disabled?|none|unused|not\s+used|not\s+enabled|0)\b)", std::regex::icase);
         if (std::regex_search(t, yes)) return true;
         if (std::regex_search(t, no)) return false;
     }
@@ -281,14 +291,15 @@ int latest_date(const std::string& text) {
         std::regex(R"(arXiv[: ]*(\d\d)(\d\d)\.\d{4,5})", std::regex::icase),
         std::regex(R"((?:^|[\s(,])(20[12]\d)(?=[),.;\]]|\s*[(\[]|\s*$))"),
     };
-    // The day a page was read ("accessed 2025-03-01") dates the reading, not the run.
-    static const std::regex reading(R"(\b(?:accessed|retrieved|visited|viewed|fetched|read|checked)(?:\s+on)?[\s:]*$)",
-                                    std::regex::icase);
+    // The day a page was read ("accessed 2025-03-01", "(accessed March 1, 2025)", "retrieved from
+    // <address> on 2025-03-01") dates the reading, not the run: a date in a clause or bracket that
+    // names the reading.
+    static const std::regex reading(R"(\b(?:accessed|retrieved|visited|fetched|downloaded)\b[^;()\[\]]*$)", std::regex::icase);
     for (int k = 0; k < 4; ++k)
         for (std::sregex_iterator it(text.begin(), text.end(), patterns[k]), end; it != end; ++it) {
             const auto& m = *it;
             const std::size_t at = std::size_t(m.position(1));
-            const std::size_t from = at > 24 ? at - 24 : 0;
+            const std::size_t from = at > 200 ? at - 200 : 0;
             if (std::regex_search(text.substr(from, at - from), reading))
                 continue;
             int year = std::stoi(m[1]), month = 1, day = 1;
@@ -430,7 +441,22 @@ constexpr int kFlashAttentionDate = 20220527;
 // extra forward pass of full activation recomputation", "incl. recomputation", "HFU-like",
 // "hardware FLOPs", "Megatron eq. 3". "Includes data loading" or "checkpoint saving" says nothing of it.
 bool counts_recomputation(const std::string& definition) {
-    return affirmed(definition,
+    // "... without the recompute term", "excluding recomputation": the model count.
+    static const std::regex without(R"((?:without|excluding|excludes|exclude|no)\s+(?:the\s+)?(?:activation\s+)?recomput)",
+                                    std::regex::icase);
+    if (std::regex_search(definition, without)) return false;
+    // A clause that defines HFU or MFU ("HFU = ... incl. recomputation", "HFU would include it")
+    // describes that ratio, not the TFLOP/s figure.
+    std::string about_tflops;
+    static const std::regex ratio_clause(R"(^\s*(?:hfu|mfu)\s*(?:=|:|is\b|would\b|uses\b|counts\b|includes\b))", std::regex::icase);
+    std::size_t from = 0;
+    while (from <= definition.size()) {
+        const std::size_t to = std::min(definition.find(';', from), definition.size());
+        const std::string clause = definition.substr(from, to - from);
+        if (!std::regex_search(clause, ratio_clause)) about_tflops += clause + "; ";
+        from = to + 1;
+    }
+    return affirmed(about_tflops,
                     R"(includ\w*\s+(?:\S+\s+){0,8}?(?:recomput|rematerial|activation\s+checkpoint)|\bincl\.?\s+(?:\S+\s+){0,3}?recomput|)"
                     R"(\bcount\w*\s+(?:the\s+)?recomput|\bhfu[- ](?:like|style|type)|\bhardware\s+(?:t(?:era)?)?flop|megatron\S*\s+eq\.?\s*\(?3\b)");
 }
@@ -560,14 +586,18 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         std::string named = lowercase(source);
         for (std::size_t at; (at = named.find("megatron-deepspeed")) != std::string::npos;) named.replace(at, 9, "");
         std::size_t first = std::string::npos;
-        for (const auto& k : kKnownStacks)
-            if (const std::size_t at = named.find(lowercase(k.match)); at < first) {
-                first = at;
-                fw = k.stack;
-            }
+        for (bool publishers : {false, true}) {
+            for (const auto& k : kKnownStacks)
+                if (const std::size_t at = named.find(lowercase(k.match)); k.publisher == publishers && at < first) {
+                    first = at;
+                    fw = k.stack;
+                }
+            if (first != std::string::npos) break;
+        }
     }
-    const std::string stated = text_of(row, "zero_or_fsdp") + " " + text_of(row, "throughput_definition") + " " +
-                               text_of(row, "notes") + " " + text_of(row, "activation_recompute") + " " +
+    // The fields joined as clauses of their own: one field's last word is no denial of the next's first.
+    const std::string stated = text_of(row, "zero_or_fsdp") + "; " + text_of(row, "throughput_definition") + "; " +
+                               text_of(row, "notes") + "; " + text_of(row, "activation_recompute") + "; " +
                                text_of(row, "precision");
     auto assume = [&](std::string s) { c.assumptions.push_back(std::move(s)); };
     c.framework = fw->name;
@@ -591,9 +621,12 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         static const std::string moe_name = R"(\bmoe\b|mixture[- ]of[- ]experts|\bmixtral\b|\bdbrx\b|deepseek-?v[23]\b)";
         static const std::string experts =
             R"(\b(?:[2-9]|[1-9]\d+)\s+(?:routed\s+)?experts\b|num_?experts\W{0,3}(?:[2-9]|[1-9]\d+)\b|\btop-?[1-8]\s+(?:expert\s+)?rout)";
-        const std::string said = text_of(row, "notes") + " " + text_of(row, "derived");
-        if (affirmed(c.name, moe_name) || affirmed(said, experts))
-            throw input_error(origin, where + ".notes",
+        const std::string said = text_of(row, "notes") + "; " + text_of(row, "derived");
+        // A row that calls its model dense is one, whatever MoE runs it is set beside.
+        const bool dense = affirmed(c.name + "; " + said, R"(\bdense\b)");
+        const bool named_moe = !dense && affirmed(c.name, moe_name);
+        if (named_moe || (!dense && affirmed(said, experts)))
+            throw input_error(origin, where + (named_moe ? ".name" : ".notes"),
                               "a dense model (mixture-of-experts layers are not modelled)", "a row that names experts");
     }
     if (auto dp = count("data_parallel")) p.dp = *dp;
@@ -657,8 +690,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     c.unstated.microbatch = !get("microbatch_size");
     if (c.unstated.microbatch) {
         // A size the notes give ("micro-batch size 2", --micro-batch-size 2, micro_batch_size: 2).
-        static const std::regex in_notes(R"(micro[-_ ]?batch[-_ ]?size\W{0,3}(?:of\s+|is\s+)?(\d{1,5})\b)", std::regex::icase);
-        const std::string said = text_of(row, "notes") + " " + text_of(row, "derived");
+        static const std::regex in_notes(R"(micro[-_ ]?batch[-_ ]?size\W{0,3}(?:of\s+|is\s+)?(\d{1,5})\b(?!\s*(?:tokens|k\b)))", std::regex::icase);
+        const std::string said = text_of(row, "notes") + "; " + text_of(row, "derived");
         std::smatch mb;
         if (std::regex_search(said, mb, in_notes) && std::stoi(mb[1]) >= 1) {
             p.microbatch_size = std::stoi(mb[1]);

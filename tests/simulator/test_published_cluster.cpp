@@ -225,6 +225,10 @@ TEST(PublishedCluster, GpuTextsAreReadAsTheirWritersMeantThem) {
     // A TB/s beside NVLink is the GPU link's; the HBM's is the other (DGX B200: 1.8 TB/s NVLink5,
     // 8 TB/s HBM3e per GPU).
     EXPECT_DOUBLE_EQ(parse_gpu_figures("B200 (NVLink 1.8 TB/s, 8 TB/s HBM3e)").memory_bandwidth_GBps, 8000);
+    // The host's memory beside the GPU's is not the GPU's; a 40 GB part the text denies is none.
+    EXPECT_DOUBLE_EQ(parse_gpu_figures("H100 (host 256 GB DDR5, 80 GB HBM3)").memory_GiB, 80);
+    EXPECT_DOUBLE_EQ(parse_gpu_figures("GH200 (120GB LPDDR5X, 96GB HBM3)").memory_GiB, 96);
+    EXPECT_DOUBLE_EQ(published_cluster("A100 80GB (not the 40GB part)", "", 8, 8, "runs.json", "row 'x'").gpu.memory_bandwidth_GBps, 2039);
 }
 
 TEST(PublishedCluster, AdapterCountsWrittenAfterTheRateOrBesideTheTechnology) {
@@ -236,6 +240,14 @@ TEST(PublishedCluster, AdapterCountsWrittenAfterTheRateOrBesideTheTechnology) {
     expect_network("HDR 200 Gb/s (8 HCAs per node)", 4, 8, 25.0);
     // A rate is no count: "400G NICs" is one NIC's rate, over the preset's count.
     expect_network("400G NICs, RoCE", 8, 8, 50.0);
+    expect_network("100 Gbps Ethernet, 4 ports", 8, 4, 12.5);
+    // A port's rate beside the node's total: the total over the node's adapters (3.2 Tb/s = 8 x 400).
+    expect_network("ConnectX-7 NDR 400 Gb/s (3.2 Tb/s per node)", 8, 8, 50.0);
+    // A port per GPU: the node's GPUs' count of them, whatever "1 NIC" says.
+    expect_network("400 Gb/s InfiniBand NDR, 1 NIC per GPU", 8, 8, 50.0);
+    expect_network("1x 400G NDR per GPU", 8, 8, 50.0);
+    // "8 GPUs per node" counts GPUs: the rate stays a port's.
+    expect_network("InfiniBand HDR 200Gb/s, 8 GPUs per node", 8, 8, 25.0);
 }
 
 }  // namespace

@@ -45,12 +45,26 @@ TEST(ValidateText, ANameTheClauseDeniesIsNoStatement) {
     EXPECT_FALSE(affirmed("full recompute, not selective", "selective"));
     // An abbreviation's full stop ends no clause.
     EXPECT_FALSE(affirmed("no incl. fp8", "fp8"));
+    // Flattened configuration text: the next key's value is not this one's.
+    EXPECT_TRUE(affirmed("activation_checkpointing: true activation_cpu_offload: false", "checkpoint"));
+    EXPECT_TRUE(affirmed("fp8: hybrid fp8_param_gather: false", "fp8"));
+    EXPECT_TRUE(affirmed("--tp-comm-overlap NCCL_NVLS_ENABLE=0", "--tp-comm-overlap"));
+    EXPECT_TRUE(affirmed("--tp-comm-overlap --tp-comm-bulk-wgrad false", "--tp-comm-overlap"));
+    // A turn ends a denial; "not only" and "off by default" deny nothing; "non-" denies.
+    EXPECT_TRUE(affirmed("no selective but full recompute", "full"));
+    EXPECT_TRUE(affirmed("not selective: full recompute", "full"));
+    EXPECT_TRUE(affirmed("not BF16 but FP8", "fp8"));
+    EXPECT_TRUE(affirmed("not only --overlap-grad-reduce but also --overlap-param-gather", "--overlap-grad-reduce"));
+    EXPECT_TRUE(affirmed("--tp-comm-overlap (off by default, turned on here)", "--tp-comm-overlap"));
+    EXPECT_FALSE(affirmed("non-fp8 bf16", "fp8"));
 }
 
 TEST(ValidateText, UnknownIsNull) {
     for (const char* unknown : {"unknown", "N/A", "n/a", "Not stated", "not specified (probably ZeRO-1)", "?", "-", "TBD"})
         EXPECT_TRUE(says_unstated(unknown)) << unknown;
-    for (const char* known : {"none", "ZeRO-1", "unknown-free", "no"}) EXPECT_FALSE(says_unstated(known)) << known;
+    for (const char* known : {"none", "ZeRO-1", "unknown-free", "no", "Not stated; the config shows --recompute-granularity selective",
+                              "N/A; micro-batch size 2"})
+        EXPECT_FALSE(says_unstated(known)) << known;
     // An unknown sharding or recompute is a null one: R15 may fill it.
     json row = dense_row();
     row["zero_or_fsdp"] = "unknown";
@@ -114,6 +128,10 @@ TEST(ValidateText, NumbersFlagsAndDegreesWrittenAsText) {
     EXPECT_FALSE(validation_case(row, "runs.json").plan.sequence_parallel);
     row["sequence_parallel"] = 1;
     EXPECT_TRUE(validation_case(row, "runs.json").plan.sequence_parallel);
+    row["sequence_parallel"] = "--sequence-parallel";
+    EXPECT_TRUE(validation_case(row, "runs.json").plan.sequence_parallel);
+    row["sequence_parallel"] = "not used";
+    EXPECT_FALSE(validation_case(row, "runs.json").plan.sequence_parallel);
     row["virtual_pipeline"] = "N/A";  // unknown: null
     EXPECT_TRUE(validation_case(row, "runs.json").unstated.virtual_pipeline);
     row["microbatch_size"] = "two";
@@ -124,6 +142,8 @@ TEST(ValidateText, NumbersFlagsAndDegreesWrittenAsText) {
     c = validation_case(row, "runs.json");
     EXPECT_EQ(c.plan.microbatch_size, 4);
     EXPECT_FALSE(c.unstated.microbatch);
+    row["notes"] = "global batch 256; micro-batch size 4096 tokens";  // a size in tokens is no count of sequences
+    EXPECT_TRUE(validation_case(row, "runs.json").unstated.microbatch);
     // A parameter count written "1.3B" guides R1; a negative one is ignored, not fatal.
     row = dense_row();
     row["activation"] = "swiglu";
@@ -142,6 +162,14 @@ TEST(ValidateText, MixtureOfExpertsNamedInWordsIsNotModelled) {
     EXPECT_NE(r.skipped_because.find("mixture-of-experts"), std::string::npos) << r.skipped_because;
     row["notes"] = "a dense model, no MoE layers";
     EXPECT_TRUE(evaluated(row).modelable);
+    // A dense model set beside MoE runs is dense.
+    row["notes"] = "Dense model; the MoE variant in the same paper uses 8 experts with top-2 routing.";
+    EXPECT_TRUE(evaluated(row).modelable);
+    row = dense_row();
+    row["name"] = "Llama 3 8B (non-MoE baseline)";
+    EXPECT_TRUE(evaluated(row).modelable);
+    row["name"] = "Mixtral 8x7B";
+    EXPECT_NE(evaluated(row).skipped_because.find(".name"), std::string::npos);
 }
 
 TEST(ValidateText, TheFirstFrameworkNamedAndTheRunsOwnDate) {
@@ -150,10 +178,19 @@ TEST(ValidateText, TheFirstFrameworkNamedAndTheRunsOwnDate) {
     EXPECT_EQ(validation_case(row, "runs.json").framework, "torchtitan");
     row["source"] = "Megatron-DeepSpeed fork, BigScience";
     EXPECT_EQ(validation_case(row, "runs.json").framework, "DeepSpeed");
+    // A publisher's name stands for its stack only where the source names no software.
+    row["source"] = "MosaicML blog (2023): Megatron-LM GPT-18B reproduction";
+    EXPECT_EQ(validation_case(row, "runs.json").framework, "Megatron-LM");
+    row["source"] = "MosaicML blog (2023-05-05)";
+    EXPECT_EQ(validation_case(row, "runs.json").framework, "llm-foundry");
     // The day a page was read is not the run's: a 2021 paper's run had no FlashAttention (May 2022).
     row["source"] = "Megatron-LM paper, 2021 (accessed 2025-03-01)";
     EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
     row["source"] = "Megatron-LM paper, 2021; retrieved: 2025-03-01";
+    EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
+    row["source"] = "Megatron-LM paper, 2021 (accessed March 1, 2025)";
+    EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
+    row["source"] = "Megatron-LM paper, 2021. Retrieved from https://github.com/NVIDIA/Megatron-LM on 2025-03-01";
     EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
 }
 
@@ -165,6 +202,11 @@ TEST(ValidateText, FlagsTheTextDeniesStayOff) {
     EXPECT_EQ(c.plan.zero_stage, 0);  // --overlap-param-gather would have implied ZeRO-1
     EXPECT_FALSE(c.plan.sequence_parallel);
     row["throughput_definition"] = "model FLOPs; --tp-comm-overlap";
+    EXPECT_TRUE(validation_case(row, "runs.json").options.tp_comm_overlap);
+    // A flag at the end of the notes is not denied by the next field's first word.
+    row["throughput_definition"] = "model FLOPs";
+    row["notes"] = "Megatron-Core flags: --use-distributed-optimizer --overlap-grad-reduce --tp-comm-overlap";
+    row["activation_recompute"] = "none";
     EXPECT_TRUE(validation_case(row, "runs.json").options.tp_comm_overlap);
 }
 
@@ -181,7 +223,9 @@ TEST(ValidateText, TflopsCountRecomputationOnlyWhereTheDefinitionSaysSo) {
                                  "TFLOP/s counting the recomputed forward", "achieved TFLOP/s (Megatron eq. 3)"})
         EXPECT_EQ(metric(hardware), PublishedMetric::hardware_tflops_per_gpu) << hardware;
     for (const char* model : {"model TFLOP/s; the time includes data loading and the optimizer", "model FLOPs",
-                              "TFLOP/s excluding recomputation"})
+                              "TFLOP/s excluding recomputation", "Model TFLOP/s per GPU (6N + attention); hardware FLOPs not reported",
+                              "TFLOP/s of model FLOPs; HFU would include recomputation", "Megatron eq. 3 without the recompute term",
+                              "end-to-end, includes checkpoint saving"})
         EXPECT_EQ(metric(model), PublishedMetric::model_tflops_per_gpu) << model;
 }
 
