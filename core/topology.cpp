@@ -19,6 +19,16 @@ struct EdgeProps {
     double weight;  // latency plus a tiny per-hop cost, so ties prefer fewer hops
 };
 EdgeProps link(double bandwidth_GBps, double latency_us) { return {bandwidth_GBps, latency_us, latency_us + 1e-6}; }
+// A NIC's wire to the fabric weighs more than any latency: two GPUs of one node talk over the
+// node's own links (NCCL's P2P and NVLink transports), never out through a NIC and back, whatever
+// the latencies say (a calibrated profile may measure the fabric's below NVLink's). A path between
+// nodes crosses exactly two wires whichever way it goes, so its choice is unchanged.
+constexpr double kFabricDetour_us = 1e9;
+EdgeProps wire_link(double bandwidth_GBps, double latency_us) {
+    EdgeProps e = link(bandwidth_GBps, latency_us);
+    e.weight += kFabricDetour_us;
+    return e;
+}
 // Past this many nodes every node is identical, so the graph holds this many and maps the rest
 // onto them by node index modulo; paths and group links are unchanged by the symmetry.
 constexpr int kMaxMaterializedNodes = 4096;
@@ -63,7 +73,7 @@ Topology::Topology(const ClusterSpec& c)
             boost::add_edge(sw + 2 + 2 * k, base + i, link(pcie, 0.0), g);      // NIC receive side -> GPU
         }
         for (int k = 0; k < nics; ++k) {
-            const auto wire = link(nic_bw / c.inter_node.oversubscription, c.inter_node.latency_us / 2);
+            const auto wire = wire_link(nic_bw / c.inter_node.oversubscription, c.inter_node.latency_us / 2);
             boost::add_edge(sw + 1 + 2 * k, fabric, wire, g);
             boost::add_edge(fabric, sw + 2 + 2 * k, wire, g);
         }

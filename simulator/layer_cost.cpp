@@ -30,8 +30,10 @@ struct PassBuilder {
     // fp8 GEMMs through Transformer Engine: each GEMM operand is cast to fp8 with its scale (the
     // amax is taken in the same kernel), and Hopper's fp8 GEMMs take only the "TN" layout, so the
     // cast writes a transposed fp8 copy too: per element one 16-bit read and two 1-byte writes.
-    // Forward: the input and the weight (every microbatch); backward: the output gradient.
+    // Forward: the input (every microbatch) and the weight (weight_cast_share of them: once a step
+    // where Transformer Engine caches it); backward: the output gradient.
     bool fp8 = false;
+    double weight_cast_share = 1;
     static constexpr double kFp8CastBytes = 2.0 + 2.0;
     bool sixteen_bit = false;  // GEMMs on the 16-bit tensor cores even in an fp8 plan (the LM head)
 
@@ -44,7 +46,7 @@ struct PassBuilder {
         GemmShape g{tokens, out, in};
         g.sixteen_bit = sixteen_bit;
         gemm(pass, g);
-        if (fp8) memory(pass, kFp8CastBytes * (tokens * in + in * out), 2);
+        if (fp8) memory(pass, kFp8CastBytes * (tokens * in + weight_cast_share * in * out), 1 + weight_cast_share);
         return gpu.gemm_time(g);
     }
     double linear_backward(PassCost& pass, double tokens, double in, double out) const {
@@ -104,7 +106,8 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // collectives of sequence parallelism (Megatron refuses --tp-comm-overlap without it).
     OverlapOptions o = options;
     o.tp_comm_overlap = options.tp_comm_overlap && p.sequence_parallel;
-    const PassBuilder b{gpu, tp, o, p.precision == Precision::fp8};
+    PassBuilder b{gpu, tp, o, p.precision == Precision::fp8};
+    b.weight_cast_share = o.fp8_weight_cast_share;
     const double E = element_bytes(p.precision);
     const double t = p.tp;
     const bool sp = p.sequence_parallel && p.tp > 1;

@@ -68,6 +68,10 @@ struct OverlapOptions {
     bool torch_context_parallel = false;
     // Context parallelism the all-gather way: see RingAttentionInput::all_gather.
     bool all_gather_context_parallel = false;
+    // fp8: the share of a microbatch's forward that casts the weights to fp8: 1 where every
+    // microbatch casts them, 1/m where they are cast once for a step of m microbatches
+    // (SimulateOptions::fp8_caches_weights); 0, the fastest, leaves the cast out.
+    double fp8_weight_cast_share = 0;
 };
 
 struct BlockModels {

@@ -29,6 +29,7 @@ constexpr std::pair<const char*, bool SimulateOptions::*> kSwitches[] = {
     {"fused_cross_entropy", &SimulateOptions::fused_cross_entropy},
     {"torch_cross_entropy", &SimulateOptions::torch_cross_entropy},
     {"fp8_saves_gemm_inputs", &SimulateOptions::fp8_saves_gemm_inputs},
+    {"fp8_caches_weights", &SimulateOptions::fp8_caches_weights},
     {"fp8_weight_gather", &SimulateOptions::fp8_weight_gather},
     {"all_forwards_first_at_m_equal_pp", &SimulateOptions::all_forwards_first_at_m_equal_pp},
     {"torch_context_parallel", &SimulateOptions::torch_context_parallel},

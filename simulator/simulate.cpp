@@ -269,7 +269,8 @@ SimulationResult simulate(const ModelSpec& model, const ClusterSpec& c, const Pl
                                      "accepts only ZeRO-0/1 with pipeline stages)",
                                      p.pp));
 
-    const OverlapOptions overlap = overlap_options(m, o);
+    OverlapOptions overlap = overlap_options(m, o);
+    overlap.fp8_weight_cast_share = o.fp8_caches_weights ? 1.0 / std::max(1, p.num_microbatches()) : 1.0;
     BlockModels blocks = block_models(m, p, gpu, tp_group, cp_ring, overlap);
     if (o.fsdp2_buffer_copies && layerwise)
         for (BlockCost* b : {&blocks.layer, &blocks.embedding, &blocks.head}) {

@@ -122,6 +122,12 @@ struct SimulateOptions {
     // Engine does (1 byte per element where bf16 keeps 2); false: the 16-bit input is kept and cast
     // again in the backward (torchao's Float8Linear, torchtitan's float8).
     bool fp8_saves_gemm_inputs = true;
+    // fp8 runs cast each weight to fp8 (and its transposed copy) once per step and reuse it for the
+    // step's later microbatches: Megatron-Core's Transformer Engine layers pass is_first_microbatch
+    // (extensions/transformer_engine.py), so Transformer Engine caches the fp8 weight after the first.
+    // false: every microbatch's forward casts it again (torchao's Float8Linear; Transformer Engine
+    // layers called without is_first_microbatch, as llm-foundry's are).
+    bool fp8_caches_weights = true;
     // fp8 runs gather sharded weights in fp8: 1 byte per element on the wire where bf16 takes 2 —
     // ZeRO-3/FSDP's layer gathers and the distributed optimizer's gather of the updated weights
     // (torchao's enable_fsdp_float8_all_gather, Megatron's --fp8-param-gather). Off: bf16 gathers.

@@ -51,6 +51,7 @@ const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
                                .p2p_scatter_gather = true,
                                .fuses_grad_accumulation = false,
                                .grad_buckets_grow_with_dp = false,
+                               .fp8_caches_weights = false,
                                .max_zero_stage_with_pipeline = 1,
                                .interleaves = false,
                                .megatron_sequence_parallel = false};
@@ -78,7 +79,8 @@ const SoftwareStack kLlmFoundry{.name = "llm-foundry",
                                 .vocab_padding_multiple = 1,
                                 .fuses_grad_accumulation = false,
                                 .grad_buckets_grow_with_dp = false,
-                                .zeroes_grad_buffer = false};
+                                .zeroes_grad_buffer = false,
+                                .fp8_caches_weights = false};
 
 // torchtitan (Llama models: no dropout): training.mixed_precision_reduce = "float32"; activation_checkpoint.selective_ac_option
 // "op" / "2" re-runs about half a forward; SDPA's FlashAttention-2 backend (PyTorch made SDPA's
@@ -116,6 +118,7 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .grad_buckets_grow_with_dp = false,
                                 .zeroes_grad_buffer = false,
                                 .fp8_saves_gemm_inputs = false,
+                                .fp8_caches_weights = false,
                                 .torch_context_parallel = true,
                                 .fsdp2_buffer_copies = true};
 
@@ -129,6 +132,7 @@ const SoftwareStack kLlmC{.name = "llm.c",
                           .applies_dropout = false,
                           .fused_cross_entropy = true,
                           .grad_buckets_grow_with_dp = false,
+                          .fp8_caches_weights = false,
                           .max_zero_stage = 1};
 
 SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
@@ -150,6 +154,7 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.grad_buckets_grow_with_dp = s.grad_buckets_grow_with_dp;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;
     o.fp8_saves_gemm_inputs = s.fp8_saves_gemm_inputs;
+    o.fp8_caches_weights = s.fp8_caches_weights;
     o.torch_context_parallel = s.torch_context_parallel;
     o.fsdp2_buffer_copies = s.fsdp2_buffer_copies;
     return o;

@@ -38,6 +38,7 @@ struct SoftwareStack {
     int grad_buckets_grow_with_dp_date = 0;   // YYYYMMDD from which they do; 0: always
     bool zeroes_grad_buffer = true;           // a persistent gradient buffer zeroed every step, not freed
     bool fp8_saves_gemm_inputs = true;        // fp8: Transformer Engine's fp8 GEMM inputs kept for the backward
+    bool fp8_caches_weights = true;           // fp8: weights cast once per step (SimulateOptions)
     bool torch_context_parallel = false;      // CP through PyTorch's context_parallel, not Transformer Engine
     bool fsdp2_buffer_copies = false;         // ZeRO-3 as FSDP2: weights copied out of, gradients into, its buffers
     // What its configuration can express: bounds the planner's search for an export to it and the

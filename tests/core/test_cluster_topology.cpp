@@ -115,6 +115,24 @@ TEST(Topology, PathsInsideAndAcrossNodes) {
     EXPECT_EQ(t.num_vertices(), 128u * (8 + 1 + 2 * 8) + 1);  // GPUs, switch, NIC send/receive sides, fabric
 }
 
+TEST(Topology, GpusOfOneNodeTalkOverItsOwnLinksWhateverTheLatencies) {
+    // A fabric measured faster to start than NVLink (a calibrated profile can say so) still carries
+    // nothing between two GPUs of one node: NCCL's P2P/NVLink transports, not a NIC and back.
+    auto c = load_cluster("dgx-h100");
+    c.intra_node.latency_us = 3.0;
+    c.inter_node.latency_us = 1.0;
+    Topology t(c);
+    const auto in = t.path(0, 5);
+    EXPECT_DOUBLE_EQ(in.bandwidth_GBps, 450);
+    EXPECT_DOUBLE_EQ(in.latency_us, 3.0);
+    EXPECT_EQ(in.hops, 2);  // GPU, switch, GPU
+    const auto across = t.path(3, 8 * 7 + 3);
+    EXPECT_DOUBLE_EQ(across.bandwidth_GBps, 50);
+    EXPECT_DOUBLE_EQ(across.latency_us, 1.0);
+    ParallelSizes s{8, 1, 16, 1};
+    EXPECT_DOUBLE_EQ(t.group(rank_groups("tp-cp-dp-pp", s, "tp")[0]).bandwidth_GBps, 450);
+}
+
 TEST(Topology, GroupBottleneckUnderPlacement) {
     auto c = load_cluster("dgx-a100");
     Topology t(c);

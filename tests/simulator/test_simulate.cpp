@@ -742,3 +742,32 @@ TEST(Simulate, GradientBucketsGrowWithTheDataParallelSize) {
     EXPECT_EQ(buckets(16, true), int(std::ceil(params / 40e6)));  // the 40M floor
     EXPECT_EQ(buckets(1024, false), int(std::ceil(params / 40e6)));
 }
+
+TEST(Simulate, TransformerEngineCastsEachFp8WeightOncePerStep) {
+    // Megatron-Core passes is_first_microbatch to Transformer Engine, which casts each weight (and
+    // its transpose) to fp8 on a step's first microbatch and reuses it: with m microbatches on one
+    // GPU, a stack that casts every microbatch pays the weight casts m times, the caching one once,
+    // so the gap between them is (m - 1) weight casts. Everything else is the same, so the gap at
+    // m = 4 is three times the gap at m = 2.
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = load_cluster("dgx-h100");
+    Plan p;
+    p.microbatch_size = 1;
+    p.seq_length = 1024;
+    p.precision = Precision::fp8;
+    SimulateOptions caching, every;
+    every.fp8_caches_weights = false;
+    auto gap = [&](int microbatches) {
+        p.global_batch_size = microbatches;
+        return simulate(m, c, p, every).step_time_s - simulate(m, c, p, caching).step_time_s;
+    };
+    p.global_batch_size = 1;
+    EXPECT_NEAR(simulate(m, c, p, every).step_time_s, simulate(m, c, p, caching).step_time_s, 1e-12);
+    const double two = gap(2), four = gap(4);
+    EXPECT_GT(two, 0);
+    EXPECT_NEAR(four / two, 3.0, 1e-6);
+    // bf16 casts nothing.
+    p.precision = Precision::bf16;
+    p.global_batch_size = 4;
+    EXPECT_NEAR(simulate(m, c, p, every).step_time_s, simulate(m, c, p, caching).step_time_s, 1e-12);
+}
