@@ -209,7 +209,7 @@ TEST(PlanCli, PrecisionIsEveryPlansAndOneTheGpuLacksIsBadInput) {
     auto unknown = run_tessel({"plan", "--precision", "fp4"});
     EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
     EXPECT_NE(unknown.err.find("--precision"), std::string::npos) << unknown.err;
-    // An A100 has no fp8 tensor cores: the plan says its fp8 GEMMs run at the bf16 peak.
+    // An A100 has no fp8 tensor cores: the plan says its fp8 run trains (and is simulated) as bf16.
     auto a100 = run_tessel({"plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--precision", "fp8", "--top", "1"});
     ASSERT_EQ(a100.exit_code, 0) << a100.err;
     EXPECT_NE(a100.out.find("no fp8 tensor cores"), std::string::npos) << a100.out;
