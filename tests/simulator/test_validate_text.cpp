@@ -184,14 +184,14 @@ TEST(ValidateText, TheFirstFrameworkNamedAndTheRunsOwnDate) {
     row["source"] = "MosaicML blog (2023-05-05)";
     EXPECT_EQ(validation_case(row, "runs.json").framework, "llm-foundry");
     // The day a page was read is not the run's: a 2021 paper's run had no FlashAttention (May 2022).
-    row["source"] = "Megatron-LM paper, 2021 (accessed 2025-03-01)";
-    EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
-    row["source"] = "Megatron-LM paper, 2021; retrieved: 2025-03-01";
-    EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
-    row["source"] = "Megatron-LM paper, 2021 (accessed March 1, 2025)";
-    EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
-    row["source"] = "Megatron-LM paper, 2021. Retrieved from https://github.com/NVIDIA/Megatron-LM on 2025-03-01";
-    EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention);
+    for (const char* source : {"Megatron-LM paper, 2021 (accessed 2025-03-01)", "Megatron-LM paper, 2021; retrieved: 2025-03-01",
+                               "Megatron-LM paper, 2021 (accessed March 1, 2025)",
+                               "Megatron-LM paper, 2021. Retrieved from https://github.com/NVIDIA/Megatron-LM on 2025-03-01"}) {
+        row["source"] = source;
+        EXPECT_FALSE(validation_case(row, "runs.json").options.fused_attention) << source;
+    }
+    row["source"] = "Megatron-LM paper, 2021; README 2025-03-01";  // a later source's own date counts
+    EXPECT_TRUE(validation_case(row, "runs.json").options.fused_attention);
 }
 
 TEST(ValidateText, FlagsTheTextDeniesStayOff) {
