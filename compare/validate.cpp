@@ -251,11 +251,15 @@ std::optional<double> number_of(const json& row, const char* key, const std::str
     if (v.is_number()) return v.get<double>();
     if (v.is_string()) {
         const std::string t = text_of(row, key);
-        if (t.empty() || t == " ") return std::nullopt;
+        if (t.empty()) return std::nullopt;
         static const std::regex no_split(R"(^\s*(?:none|no|off|disabled|not used)\s*$)", std::regex::icase);
         if (is_degree_key(key) && std::regex_match(t, no_split)) return 1.0;
         static const std::regex number(R"(^\s*[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\s*$)");
-        if (std::regex_match(t, number)) return std::stod(t);
+        // Past double's range ("1e999") stod throws: no number a row can mean.
+        if (std::regex_match(t, number) && t.size() < 32) {
+            const double x = std::strtod(t.c_str(), nullptr);
+            if (std::isfinite(x)) return x;
+        }
     }
     throw input_error(origin, fmt::format("{}.{}", name, key), "a number or null", describe_json_value(v));
 }

@@ -136,6 +136,8 @@ TEST(ValidateText, NumbersFlagsAndDegreesWrittenAsText) {
     EXPECT_TRUE(validation_case(row, "runs.json").unstated.virtual_pipeline);
     row["microbatch_size"] = "two";
     EXPECT_THROW(validation_case(row, "runs.json"), InputError);
+    row["microbatch_size"] = "1e999";  // past double's range: refused, not a crash
+    EXPECT_THROW(validation_case(row, "runs.json"), InputError);
     // A microbatch only the notes give.
     row = dense_row();
     row["notes"] = "global batch 256, micro-batch size 4";
