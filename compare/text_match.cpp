@@ -28,9 +28,13 @@ bool ends_clause(const std::string& t, std::size_t i) {
     return std::none_of(std::begin(kAbbreviations), std::end(kAbbreviations), [&](const char* a) { return word == a; });
 }
 
+// How far a denial reaches, in characters: a few words. std::regex recurses per character it
+// scans, so the windows stay short whatever the length of a row's clause.
+constexpr std::size_t kDenialReach = 160;
+
 bool denied_before(const std::string& t, std::size_t start) {
     std::size_t from = start;
-    while (from > 0 && !ends_clause(t, from - 1)) --from;
+    while (from > 0 && start - from < kDenialReach && !ends_clause(t, from - 1)) --from;
     std::string before = t.substr(from, start - from);
     // "no selective but full", "not selective: full", "not BF16, instead FP8": the turn ends the denial.
     static const std::regex turn(R"(.*(?:\sbut\s|\sinstead\s|:|\s-\s))");
@@ -43,7 +47,7 @@ bool denied_before(const std::string& t, std::size_t start) {
 
 bool denied_after(const std::string& t, std::size_t end) {
     std::size_t to = end;
-    while (to < t.size() && !ends_clause(t, to)) ++to;
+    while (to < t.size() && to - end < kDenialReach && !ends_clause(t, to)) ++to;
     // A value set on the name itself ("cpu_offload=False", "offload: none"), or a denying word after
     // at most two words that are not another setting (a key with ':' or '=', a --flag): in flattened
     // configuration text the next key's value ("activation_cpu_offload: false") is not this one's.

@@ -59,6 +59,22 @@ TEST(ValidateText, ANameTheClauseDeniesIsNoStatement) {
     EXPECT_FALSE(affirmed("non-fp8 bf16", "fp8"));
 }
 
+TEST(ValidateText, LongClausesAreReadNotACrash) {
+    // std::regex recurses per character it scans: a denial's window stays a few words long however
+    // long the clause around a name is (each field up to 8192 characters, five of them read together).
+    std::string words;
+    for (int i = 0; i < 1600; ++i) words += "word ";
+    EXPECT_TRUE(affirmed(words + "--tp-comm-overlap " + words, "--tp-comm-overlap"));
+    EXPECT_FALSE(affirmed(words + "no --tp-comm-overlap " + words, "--tp-comm-overlap"));
+    const std::string token(8000, 'x');
+    EXPECT_TRUE(affirmed(token + " fp8 " + token, "fp8"));
+    json row = dense_row();
+    row["notes"] = words.substr(0, 7000) + "--tp-comm-overlap " + words.substr(0, 1000);
+    row["throughput_definition"] = words.substr(0, 8000);
+    row["activation_recompute"] = token;
+    EXPECT_TRUE(validation_case(row, "runs.json").options.tp_comm_overlap);
+}
+
 TEST(ValidateText, UnknownIsNull) {
     for (const char* unknown : {"unknown", "N/A", "n/a", "Not stated", "not specified (probably ZeRO-1)", "?", "-", "TBD"})
         EXPECT_TRUE(says_unstated(unknown)) << unknown;
