@@ -125,7 +125,8 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
         return network(std::stoi(m[3]), rate_Gbps(m, 1) * kGbpsToGBps);
     // A count of network adapters anywhere in the text ("4 EDR HCAs", "2 x HDR200"), at most 32 a node.
     std::optional<int> count;
-    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x\s*)?(?:(?:hdr|ndr|edr|xdr|ib|infiniband|connectx-?\d*)\s*)?(?:hcas?|nics?|adapters?|rails?|ports?)\b)")) ||
+    const std::string adapters = R"((?:hcas?|nics?|adapters?|rails?|ports?))";
+    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x\s*)?(?:(?:hdr|ndr|edr|xdr|ib|infiniband|connectx-?\d*)\s*)?)" + adapters + R"(\b)")) ||
         std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x|×)\s*(?:hdr|ndr|edr|xdr))")))
         count = std::stoi(m[1]);
     // No NIC port runs faster than 800 Gb/s (NVIDIA ConnectX-8 SuperNIC datasheet: up to 800 Gb/s):
@@ -142,7 +143,7 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     }
     // "8 HCAs per node" says how many a node has, not that the rate is the node's.
     const std::string per_node_said =
-        std::regex_replace(t, std::regex(R"((?:hcas?|nics?|adapters?|rails?|ports?|gpus?)\s*(?:per|/|a)\s*node)"), "");
+        std::regex_replace(t, std::regex(R"((?:)" + adapters + R"(|gpus?)\s*(?:per|/|a)\s*node)"), "");
     const bool whole_node = in_t("node-node") || in_t("node-to-node") || per_node_said.find("per node") != std::string::npos ||
                             word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa)") ||
                             (rate && !count && *rate > kFastestPortGbps);

@@ -600,6 +600,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         }
     }
     // The fields joined as clauses of their own: one field's last word is no denial of the next's first.
+    // The row's notes and derived figures, where a field it leaves null may be stated in words.
+    const std::string noted = text_of(row, "notes") + "; " + text_of(row, "derived");
     const std::string stated = text_of(row, "zero_or_fsdp") + "; " + text_of(row, "throughput_definition") + "; " +
                                text_of(row, "notes") + "; " + text_of(row, "activation_recompute") + "; " +
                                text_of(row, "precision");
@@ -625,11 +627,10 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         static const std::string moe_name = R"(\bmoe\b|mixture[- ]of[- ]experts|\bmixtral\b|\bdbrx\b|deepseek-?v[23]\b)";
         static const std::string experts =
             R"(\b(?:[2-9]|[1-9]\d+)\s+(?:routed\s+)?experts\b|num_?experts\W{0,3}(?:[2-9]|[1-9]\d+)\b|\btop-?[1-8]\s+(?:expert\s+)?rout)";
-        const std::string said = text_of(row, "notes") + "; " + text_of(row, "derived");
         // A row that calls its model dense is one, whatever MoE runs it is set beside.
-        const bool dense = affirmed(c.name + "; " + said, R"(\bdense\b)");
+        const bool dense = affirmed(c.name + "; " + noted, R"(\bdense\b)");
         const bool named_moe = !dense && affirmed(c.name, moe_name);
-        if (named_moe || (!dense && affirmed(said, experts)))
+        if (named_moe || (!dense && affirmed(noted, experts)))
             throw input_error(origin, where + (named_moe ? ".name" : ".notes"),
                               "a dense model (mixture-of-experts layers are not modelled)", "a row that names experts");
     }
@@ -695,9 +696,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     if (c.unstated.microbatch) {
         // A size the notes give ("micro-batch size 2", --micro-batch-size 2, micro_batch_size: 2).
         static const std::regex in_notes(R"(micro[-_ ]?batch[-_ ]?size\W{0,3}(?:of\s+|is\s+)?(\d{1,5})\b(?!\s*(?:tokens|k\b)))", std::regex::icase);
-        const std::string said = text_of(row, "notes") + "; " + text_of(row, "derived");
         std::smatch mb;
-        if (std::regex_search(said, mb, in_notes) && std::stoi(mb[1]) >= 1) {
+        if (std::regex_search(noted, mb, in_notes) && std::stoi(mb[1]) >= 1) {
             p.microbatch_size = std::stoi(mb[1]);
             c.unstated.microbatch = false;
             assume(fmt::format("microbatch {} (from the notes)", p.microbatch_size));

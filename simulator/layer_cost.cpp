@@ -106,8 +106,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // collectives of sequence parallelism (Megatron refuses --tp-comm-overlap without it).
     OverlapOptions o = options;
     o.tp_comm_overlap = options.tp_comm_overlap && p.sequence_parallel;
-    PassBuilder b{gpu, tp, o, p.precision == Precision::fp8};
-    b.weight_cast_share = o.fp8_weight_cast_share;
+    const PassBuilder b{gpu, tp, o, p.precision == Precision::fp8, o.fp8_weight_cast_share};
     const double E = element_bytes(p.precision);
     const double t = p.tp;
     const bool sp = p.sequence_parallel && p.tp > 1;
