@@ -30,6 +30,7 @@ struct SimulateArgs {
     bool blocking_p2p = false;
     bool p2p_scatter_gather = false;
     bool no_grad_accumulation_fusion = false;
+    bool no_tp_backward_overlap = false;
     bool free_gradients = false;
     bool fp8_bf16_inputs = false;
     bool zero2_layerwise_gather = false;
@@ -141,6 +142,7 @@ void run_simulate(const SimulateArgs& a) {
     if (given("--blocking-p2p")) o.overlap_p2p_comm = !a.blocking_p2p;
     if (given("--p2p-scatter-gather")) o.p2p_scatter_gather = a.p2p_scatter_gather;
     if (given("--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = !a.no_grad_accumulation_fusion;
+    if (given("--no-tp-backward-overlap")) o.tp_backward_overlap = !a.no_tp_backward_overlap;
     if (given("--free-gradients")) o.zero_gradient_buffer = !a.free_gradients;
     if (given("--fp8-keeps-bf16-inputs")) o.fp8_saves_gemm_inputs = !a.fp8_bf16_inputs;
     if (given("--zero2-layerwise-gather")) o.zero2_layerwise_gather = a.zero2_layerwise_gather;
@@ -210,6 +212,10 @@ void add_simulate(CLI::App& app) {
     cmd->add_flag("--no-gradient-accumulation-fusion", args->no_grad_accumulation_fusion,
                   "each microbatch's weight gradients are added to the accumulator by separate kernels "
                   "(Megatron-LM before 2022, DeepSpeed, PyTorch autograd) instead of in the wgrad GEMM");
+    cmd->add_flag("--no-tp-backward-overlap", args->no_tp_backward_overlap,
+                  "the backward waits for each column-parallel linear's input-gradient all-reduce (reduce-scatter "
+                  "with sequence parallelism) (PyTorch's tensor parallelism, DeepSpeed, Megatron-LM before 2021-09) "
+                  "instead of running it beside the weight-gradient GEMM (Megatron-LM, Transformer Engine)");
     cmd->add_flag("--free-gradients", args->free_gradients,
                   "the gradients are freed after each step (PyTorch's zero_grad(set_to_none=True): FSDP, torchtitan, "
                   "Composer) instead of a persistent buffer zeroed every step (Megatron-LM, DeepSpeed, llm.c)");

@@ -159,7 +159,11 @@ const std::vector<std::string>& validation_rules() {
         "DeepSpeed's bf16 optimizer's clear_hp_grads, llm.c's memset: one write of the rank's gradients in "
         "the accumulation precision); llm-foundry and torchtitan free theirs (set_to_none). Megatron-LM's gradient "
         "buckets hold max(40M, 1M x DP) parameters for sources dated from 2024-04-11 (commit 0fda386c04), 40M "
-        "before; other frameworks' buckets keep their fixed size.",
+        "before; other frameworks' buckets keep their fixed size. Megatron-LM's column-parallel linears reduce "
+        "their input gradient beside the weight-gradient GEMM (and, with sequence parallelism, gather their input "
+        "again beside the input-gradient GEMM) for sources dated from 2021-09-07 (merge b462d2545d: "
+        "--no-async-tensor-model-parallel-allreduce turns it off) unless the row names that flag; DeepSpeed and "
+        "torchtitan wait for the reduction.",
         "R14 scope: a row with expert parallelism or more than one expert (a mixture-of-experts model) is listed "
         "as not modelled rather than predicted as a dense model; so is one whose name says it is one (MoE, "
         "mixture-of-experts, Mixtral, DBRX, DeepSeek-V2/V3) or whose notes count its experts (\"8 experts\", "
@@ -856,6 +860,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
         o.grad_buckets_grow_with_dp = false;  // the stack of its date: 40M-parameter buckets at any DP size
     if (auto v = named_setting(stated, nullptr, {"gradient_accumulation_fusion"})) o.gradient_accumulation_fusion = *v;
     if (contains(stated, "--no-gradient-accumulation-fusion")) o.gradient_accumulation_fusion = false;
+    if (fw->overlaps_tp_backward && date > 0 && date < fw->tp_backward_overlap_date) {
+        o.tp_backward_overlap = false;  // the stack of its date: the input gradient's all-reduce waited for
+        if (p.tp > 1) assume(fmt::format("TP backward all-reduce not overlapped (source dated {})", date));
+    }
+    if (contains(stated, "--no-async-tensor-model-parallel-allreduce")) o.tp_backward_overlap = false;
     if (date > 0 && date < fw->p2p_scatter_gather_until) o.p2p_scatter_gather = true;  // the stack of its date
     if (date > 0 && date < fw->all_forwards_first_until) o.all_forwards_first_at_m_equal_pp = true;
 

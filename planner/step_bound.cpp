@@ -81,6 +81,8 @@ const StepBound::BlockTimes& StepBound::block_times(const Plan& p) const {
     const OverlapOptions simulated = overlap_options(model_, options_);
     OverlapOptions overlap;
     overlap.tp_comm_overlap = simulated.tp_comm_overlap;
+    overlap.tp_backward_overlap = simulated.tp_backward_overlap;
+    overlap.tp_overlap_symmetric_memory = simulated.tp_overlap_symmetric_memory;
     overlap.attention = simulated.attention == AttentionKernel::flash1 ? AttentionKernel::flash : simulated.attention;
     overlap.dropout = simulated.dropout;
     const BlockModels b = block_models(model_, p, *k.gpu, tp, cp, overlap);

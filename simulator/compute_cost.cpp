@@ -104,10 +104,11 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, const HardwareEfficiency& eff, Pr
     element_bytes_ = precision == Precision::fp32 ? 4.0 : (precision == Precision::fp8 ? 1.0 : 2.0);
 }
 
-double ComputeModel::gemm_efficiency(const GemmShape& g) const {
+double ComputeModel::gemm_efficiency(const GemmShape& g) const { return gemm_efficiency_on(g, eff_.sm_count); }
+
+double ComputeModel::gemm_efficiency_on(const GemmShape& g, double sms) const {
     if (g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
     if (!eff_.gemm_table.empty()) return table_gemm_efficiency(eff_.gemm_table, g.m, g.n, g.k);  // measured
-    const double sms = eff_.sm_count;
     double best = 0;
     for (const Tile& t : kTiles) {
         const double tiles = std::ceil(g.m / t.m) * std::ceil(g.n / t.n) * g.batch;
@@ -128,10 +129,15 @@ double ComputeModel::gemm_efficiency(const GemmShape& g) const {
     return eff_.gemm_max_efficiency * best;
 }
 
-double ComputeModel::gemm_time(const GemmShape& g) const {
+double ComputeModel::gemm_time(const GemmShape& g) const { return gemm_time(g, 0.0); }
+
+double ComputeModel::gemm_time(const GemmShape& g, double reserved_sms) const {
     if (g.flops() <= 0) return 0;
+    const double all = std::max(1.0, double(eff_.sm_count));
+    const double sms = std::clamp(all - reserved_sms, 1.0, all);
     const bool narrow = element_bytes_ < 2.0 && !g.sixteen_bit;
-    const double compute = g.flops() / ((g.sixteen_bit ? other_peak_ : gemm_peak_) * gemm_efficiency(g));
+    const double peak = (g.sixteen_bit ? other_peak_ : gemm_peak_) * sms / all;
+    const double compute = g.flops() / (peak * gemm_efficiency_on(g, sms));
     const double operand = narrow ? element_bytes_ : std::max(2.0, element_bytes_);
     const double bytes = operand * (g.m * g.k + g.k * g.n) * g.batch + 2.0 * g.m * g.n * g.batch;
     return std::max(compute, bytes / memory_Bps_) + eff_.kernel_launch_s;

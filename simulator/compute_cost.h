@@ -67,6 +67,10 @@ public:
     // Fraction of the GEMM peak this shape reaches (tile and wave quantization, K ramp).
     double gemm_efficiency(const GemmShape& g) const;
     double gemm_time(const GemmShape& g) const;
+    // The GEMM run on all but `reserved_sms` of the SMs (cuBLAS's SM-count target, which
+    // Transformer Engine sets while its communication kernels hold the rest): the waves are
+    // counted over the SMs it has, and each SM keeps its own rate.
+    double gemm_time(const GemmShape& g, double reserved_sms) const;
     double attention_forward_time(const AttentionShape& a) const;
     double attention_backward_time(const AttentionShape& a) const;
     // Fraction of the 16-bit peak a fused attention kernel reaches on this shape, before the
@@ -91,6 +95,7 @@ public:
     const HardwareEfficiency& efficiency() const { return eff_; }
 
 private:
+    double gemm_efficiency_on(const GemmShape& g, double sms) const;
     // The bandwidth the profile's streaming table measured for `kernel`, else `otherwise_Bps`.
     double streaming_Bps(std::string_view kernel, double otherwise_Bps) const;
     HardwareEfficiency eff_;

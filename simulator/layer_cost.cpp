@@ -37,45 +37,99 @@ struct PassBuilder {
     static constexpr double kFp8CastBytes = 2.0 + 2.0;
     bool sixteen_bit = false;  // GEMMs on the 16-bit tensor cores even in an fp8 plan (the LM head)
 
-    void gemm(PassCost& pass, const GemmShape& g) const {
-        pass.compute_s += gpu.gemm_time(g);
-        pass.gemm_s += gpu.gemm_time(g);
+    // Transformer Engine's userbuffers (Megatron's --tp-comm-overlap) in the layout its
+    // initialize_ub() gives every layer unless configured otherwise (transformer_engine/pytorch/
+    // module/base.py): the "pipeline" and "bulk" methods hold 16 SMs for their communication
+    // kernels and run the GEMM on the rest (num_sm 16, set_sm_margin), and "pipeline" cuts the
+    // GEMM into 4 chunks (num_splits 4); "ring_exchange" moves its chunks with the copy engines.
+    static constexpr double kUserbufferSms = 16;
+    static constexpr double kPipelineSplits = 4;
+
+    // A GEMM of this pass on all but `reserved_sms` SMs; returns its time.
+    double gemm(PassCost& pass, const GemmShape& g, double reserved_sms = 0) const {
+        const double t = gpu.gemm_time(g, reserved_sms);
+        pass.compute_s += t;
+        pass.gemm_s += t;
         pass.flops += g.flops();
+        return t;
     }
-    double linear_forward(PassCost& pass, double tokens, double in, double out) const {
+    double linear_forward(PassCost& pass, double tokens, double in, double out, double reserved_sms = 0) const {
         GemmShape g{tokens, out, in};
         g.sixteen_bit = sixteen_bit;
-        gemm(pass, g);
+        const double t = gemm(pass, g, reserved_sms);
         if (fp8) memory(pass, kFp8CastBytes * (tokens * in + weight_cast_share * in * out), 1 + weight_cast_share);
+        return t;
+    }
+    // The GEMM alone, priced but not added (the length a collective beside it may hide behind).
+    double linear_forward_time(double tokens, double in, double out) const {
+        GemmShape g{tokens, out, in};
+        g.sixteen_bit = sixteen_bit;
         return gpu.gemm_time(g);
     }
-    double linear_backward(PassCost& pass, double tokens, double in, double out) const {
+    struct BackwardGemms {
+        double dgrad = 0, wgrad = 0;  // seconds
+    };
+    BackwardGemms linear_backward(PassCost& pass, double tokens, double in, double out, double reserved_sms = 0) const {
         GemmShape dgrad{tokens, in, out}, wgrad{in, out, tokens};
         dgrad.sixteen_bit = wgrad.sixteen_bit = sixteen_bit;
-        gemm(pass, dgrad);
-        gemm(pass, wgrad);
+        BackwardGemms t;
+        t.dgrad = gemm(pass, dgrad, reserved_sms);
+        t.wgrad = gemm(pass, wgrad, reserved_sms);
         if (fp8) memory(pass, kFp8CastBytes * tokens * out, 1);  // the output gradient, cast once for both
-        return gpu.gemm_time(dgrad);
+        return t;
     }
     void memory(PassCost& pass, double bytes, double kernels = 1, std::string_view kernel = {}) const {
         const double t = gpu.memory_time(bytes, kernels, kernel);
         pass.compute_s += t;
         pass.memory_bound_s += t;
     }
-    // A tensor-parallel collective next to a GEMM of `beside_s` seconds it may overlap with.
-    void tp_collective(PassCost& pass, Collective c, double bytes, double beside_s = 0) const {
+    // Transformer Engine's userbuffers serve this pass's TP collectives: a TP group inside one
+    // node or NVLink domain (across nodes its collectives run through NCCL).
+    bool userbuffers() const { return overlap.tp_comm_overlap && tp.size > 1 && tp.num_nodes == 1; }
+    void hide(PassCost& pass, double total, double exposed) const {
+        pass.tp_comm_s += exposed;
+        pass.tp_comm_hidden_s += total - exposed;
+    }
+
+    // A TP collective the compute stream waits for whole.
+    void tp_exposed(PassCost& pass, Collective c, double bytes) const {
+        if (tp.size < 2) return;
+        pass.tp_comm_s += collective_time(c, bytes, tp);
+    }
+    // A TP collective through NCCL beside a GEMM that does not need it (Megatron's asynchronous
+    // TP communication in the backward): hidden up to the GEMM's length; while it runs, NCCL's
+    // kernels hold some of the SMs (sm_interference of the hidden time).
+    void tp_beside(PassCost& pass, Collective c, double bytes, double beside_s) const {
         if (tp.size < 2) return;
         const double t = collective_time(c, bytes, tp);
-        // Transformer Engine's userbuffers reach the other TP ranks' memory over NVLink: a TP group
-        // that spans nodes runs its collectives through NCCL, unhidden.
-        if (!overlap.tp_comm_overlap || beside_s <= 0 || tp.num_nodes > 1) {
-            pass.tp_comm_s += t;
-            return;
-        }
         const double hidden = std::min(t, beside_s);
-        pass.tp_comm_s += t - hidden;
-        pass.tp_comm_hidden_s += hidden;
+        hide(pass, t, t - hidden);
         pass.compute_s += hidden * gpu.efficiency().sm_interference;
+    }
+    // Userbuffers' ring exchange: the all-gather into a GEMM as tp point-to-point steps, the GEMM
+    // cut into tp chunks of rows, chunk i computing while chunk i+1 arrives (the first is local).
+    // Copy engines move the chunks, so the GEMM keeps every SM; a step waits only where a chunk's
+    // transfer outlasts a chunk's GEMM.
+    void ub_ring_exchange(PassCost& pass, double bytes, double gemm_s) const {
+        if (tp.size < 2) return;
+        const double t = collective_time(Collective::all_gather, bytes, tp);
+        const double step = t / (tp.size - 1), chunk = gemm_s / tp.size;
+        hide(pass, t, (tp.size - 1) * std::max(0.0, step - chunk));
+    }
+    // A pipelined reduce-scatter after a GEMM cut into `splits` chunks: each chunk is
+    // reduce-scattered beside the next chunk's GEMM, the last one after the GEMM.
+    void pipelined_reduce_scatter(PassCost& pass, double bytes, double gemm_s, double splits) const {
+        if (tp.size < 2) return;
+        const double t = collective_time(Collective::reduce_scatter, bytes, tp);
+        const double rs = t / splits, chunk = gemm_s / splits;
+        hide(pass, t, rs + (splits - 1) * std::max(0.0, rs - chunk));
+    }
+    // Userbuffers' bulk overlap: a whole collective on the reserved SMs beside an independent GEMM
+    // on the rest.
+    void ub_bulk(PassCost& pass, Collective c, double bytes, double gemm_s) const {
+        if (tp.size < 2) return;
+        const double t = collective_time(c, bytes, tp);
+        hide(pass, t, std::max(0.0, t - gemm_s));
     }
 };
 
@@ -106,7 +160,8 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // collectives of sequence parallelism (Megatron refuses --tp-comm-overlap without it).
     OverlapOptions o = options;
     o.tp_comm_overlap = options.tp_comm_overlap && p.sequence_parallel;
-    const PassBuilder b{gpu, tp, o, p.precision == Precision::fp8, o.fp8_weight_cast_share};
+    const bool fp8 = p.precision == Precision::fp8;
+    const PassBuilder b{gpu, tp, o, fp8, o.fp8_weight_cast_share};
     const double E = element_bytes(p.precision);
     const double t = p.tp;
     const bool sp = p.sequence_parallel && p.tp > 1;
@@ -117,6 +172,17 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const double f = m.ffn_hidden_size / t;
     const double f_up = m.gated_mlp() ? 2.0 * f : f;
     const double act = T * h * E;  // one full activation tensor, the size of every TP collective
+    // An all-gathered GEMM input: in an fp8 plan it is cast before it is gathered (Transformer
+    // Engine's sequence-parallel layers, torchao's Float8 tensor parallelism), one byte a value.
+    const double gathered = T * h * (fp8 ? 1.0 : E);
+    // Overlapped TP (implies sequence parallelism): Transformer Engine's userbuffers, or PyTorch's
+    // symmetric-memory collective matmuls (torchtitan's async TP), which hold no SMs: the
+    // all-gather and the GEMM's reduce-scatter are both cut into tp chunks moved by the copy
+    // engines, and the backward keeps the gathered input rather than gathering it again.
+    const bool ub = b.userbuffers();
+    const bool symmetric = ub && o.tp_overlap_symmetric_memory;
+    const double reserved = ub && !symmetric ? PassBuilder::kUserbufferSms : 0.0;  // SMs the overlapped GEMMs give up
+    const double rs_splits = symmetric ? double(p.tp) : PassBuilder::kPipelineSplits;
 
     AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, double(p.seq_length) / p.cp,
                         double(p.seq_length), double(m.head_dim), true, o.attention, o.dropout};
@@ -209,26 +275,62 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const char* act_fwd = swiglu ? "swiglu_forward" : "gelu_forward";
     const char* act_bwd = swiglu ? "swiglu_backward" : "gelu_backward";
 
+    // Tensor-parallel collectives. Forward: with sequence parallelism an all-gather before each
+    // column-parallel GEMM (QKV, MLP up) and a reduce-scatter after each row-parallel one
+    // (projection, MLP down); without, an all-reduce after each row-parallel GEMM. Userbuffers
+    // (ub) run the gathers as ring exchanges and the reduce-scatters pipelined; otherwise the
+    // stream waits for each.
+    auto gather_into = [&](PassCost& pass, double gemm_s) {
+        if (ub) b.ub_ring_exchange(pass, gathered, gemm_s);
+        else if (sp) b.tp_exposed(pass, Collective::all_gather, gathered);
+    };
+    auto reduce_after = [&](PassCost& pass, double gemm_s) {
+        if (ub) b.pipelined_reduce_scatter(pass, act, gemm_s, rs_splits);
+        else b.tp_exposed(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
+    };
+    // Backward of a row-parallel linear: with sequence parallelism the output gradient is gathered
+    // first (the reduce-scatter's backward), into the input-gradient GEMM.
+    auto row_parallel_backward = [&](PassCost& pass, double in, double out) {
+        gather_into(pass, b.linear_forward_time(T, out, in));  // the dgrad GEMM: T x in over out
+        b.linear_backward(pass, T, in, out);
+    };
+    // Backward of a column-parallel linear: its input gradient is reduce-scattered (all-reduced
+    // without sequence parallelism). Megatron and Transformer Engine keep the layer input sharded
+    // and gather it again for the weight gradient, beside the input-gradient GEMM, and send the
+    // input gradient beside the weight-gradient GEMM (OverlapOptions::tp_backward_overlap);
+    // userbuffers do both as bulk overlaps on their reserved SMs. Stacks without it (PyTorch's
+    // tensor parallelism) keep the gathered input and wait for the reduction.
+    auto column_parallel_backward = [&](PassCost& pass, double in, double out) {
+        const auto g = b.linear_backward(pass, T, in, out, reserved);
+        if (symmetric) {
+            b.pipelined_reduce_scatter(pass, act, g.dgrad, rs_splits);
+        } else if (ub) {
+            b.ub_bulk(pass, Collective::all_gather, gathered, g.dgrad);
+            b.ub_bulk(pass, Collective::reduce_scatter, act, g.wgrad);
+        } else if (o.tp_backward_overlap) {
+            if (sp) b.tp_beside(pass, Collective::all_gather, gathered, g.dgrad);
+            b.tp_beside(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act, g.wgrad);
+        } else {
+            b.tp_exposed(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
+        }
+    };
+
     PassCost fwd;
     b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);                    // norm 1
-    const double qkv_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, q + 2 * kv); }();
-    if (sp) b.tp_collective(fwd, Collective::all_gather, act, qkv_f);
+    gather_into(fwd, b.linear_forward_time(T, h, q + 2 * kv));
     b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
     if (qk_elements > 0) b.memory(fwd, qk_norm_f, 2 * norm_f_kernels, "rmsnorm_forward");  // Q, K norms
     if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
     const PassCost attention_fwd = p.cp > 1 ? ring.forward : fused_attention(attn_f, attn_flops_f);
     fwd += attention_fwd;
-    const double proj_f = b.linear_forward(fwd, T, q, h);               // output projection
-    b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, proj_f);
+    reduce_after(fwd, b.linear_forward(fwd, T, q, h, reserved));       // output projection
     if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-attention norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     if (!m.shared_norm) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // norm 2
-    const double up_f = [&] { PassCost tmp; return b.linear_forward(tmp, T, h, f_up); }();
-    if (sp) b.tp_collective(fwd, Collective::all_gather, act, up_f);
+    gather_into(fwd, b.linear_forward_time(T, h, f_up));
     b.linear_forward(fwd, T, h, f_up);                                  // MLP up (and gate)
     b.memory(fwd, act_f, swiglu ? k : 1, act_fwd);                      // GeLU / SwiGLU
-    const double down_f = b.linear_forward(fwd, T, f, h);               // MLP down
-    b.tp_collective(fwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, down_f);
+    reduce_after(fwd, b.linear_forward(fwd, T, f, h, reserved));       // MLP down
     if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-MLP norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     L.forward = fwd;
@@ -236,22 +338,16 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     PassCost bwd;
     b.memory(bwd, 2.0 * branch_b, 2 * k, "residual_add");               // residual branches
     if (m.sandwich_norms) b.memory(bwd, 2.0 * norm_b, 2 * norm_b_kernels, norm_bwd);  // post-norms
-    const double down_b = b.linear_backward(bwd, T, f, h);
-    // With sequence parallelism the backward gathers the MLP input again for the weight
-    // gradient (beside the input-gradient GEMM) and reduce-scatters the input gradient.
-    if (sp) b.tp_collective(bwd, Collective::all_gather, act, down_b);
+    row_parallel_backward(bwd, f, h);                                   // MLP down
     b.memory(bwd, act_b, swiglu ? 2 * k : 1, act_bwd);                  // activation backward
-    const double up_b = b.linear_backward(bwd, T, h, f_up);
-    b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, up_b);
+    column_parallel_backward(bwd, h, f_up);                             // MLP up (and gate)
     if (!m.shared_norm) b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);  // norm 2 backward
-    const double proj_b = b.linear_backward(bwd, T, q, h);
-    if (sp) b.tp_collective(bwd, Collective::all_gather, act, proj_b);
+    row_parallel_backward(bwd, q, h);                                   // output projection
     bwd += p.cp > 1 ? ring.backward : fused_attention(attn_b, attn_flops_b);
     if (rope) b.memory(bwd, rope_bytes, eager ? 6 : 1);
     if (qk_elements > 0) b.memory(bwd, qk_norm_b, 2 * norm_b_kernels, "rmsnorm_backward");
     if (qkv_grad_b > 0) b.memory(bwd, qkv_grad_b);                     // Q/K/V gradients assembled
-    const double qkv_b = b.linear_backward(bwd, T, h, q + 2 * kv);
-    b.tp_collective(bwd, sp ? Collective::reduce_scatter : Collective::all_reduce, act, qkv_b);
+    column_parallel_backward(bwd, h, q + 2 * kv);                       // QKV
     b.memory(bwd, norm_b, norm_b_kernels, norm_bwd);                    // norm 1 backward
     if (bias_b > 0) b.memory(bwd, bias_b, 4);                           // bias gradients
     L.backward = bwd;
@@ -266,8 +362,8 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     b.memory(emb.forward, 2.0 * T * h * E, 1, "embedding_forward");     // row gather
     if (m.position_embedding == PositionEmbedding::learned) b.memory(emb.forward, 3.0 * T * h * E);
     // Vocabulary-parallel lookup: each rank holds a slice of the table, partial rows are summed.
-    b.tp_collective(emb.forward, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
-    if (sp) b.tp_collective(emb.backward, Collective::all_gather, act);
+    b.tp_exposed(emb.forward, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
+    if (sp) b.tp_exposed(emb.backward, Collective::all_gather, act);
     b.memory(emb.backward, 2.0 * T * h * 4.0, 1, "embedding_backward"); // scatter-add into the fp32 gradient
 
     // ---- final norm, LM head, cross entropy (last stage) ----
@@ -281,8 +377,9 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     hb.fp8 = false;
     hb.sixteen_bit = true;
     b.memory(head.forward, norm_f, norm_f_kernels, norm_fwd);           // final norm
-    const double head_f = [&] { PassCost tmp; return hb.linear_forward(tmp, T, h, V); }();
-    if (sp) b.tp_collective(head.forward, Collective::all_gather, act, head_f);
+    // The output layer is Megatron's own column-parallel linear, not a Transformer Engine module:
+    // no userbuffers; its input is gathered in 16 bits.
+    if (sp) b.tp_exposed(head.forward, Collective::all_gather, act);
     hb.linear_forward(head.forward, T, h, V);
     // Cross entropy over the vocabulary slice; max, sum of exponents and target logit are each
     // summed over the tensor-parallel group (a few bytes per token). Fused: the classifier kernel
@@ -303,14 +400,19 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         b.memory(head.forward, T * V * (E + 36.0), 6, "cross_entropy_forward");
         b.memory(head.backward, T * V * (12.0 + E), 2, "cross_entropy_backward");
     }
-    for (int i = 0; i < 3; ++i) b.tp_collective(head.forward, Collective::all_reduce, 4.0 * T);
+    for (int i = 0; i < 3; ++i) b.tp_exposed(head.forward, Collective::all_reduce, 4.0 * T);
     // Logged metrics: they run after the backward on the same stream and read the same logits;
     // each is the cast, log_softmax, the target gather and the count of counted targets.
     if (o.metric_cross_entropies > 0)
         b.memory(head.forward, o.metric_cross_entropies * T * V * (E + 12.0), 4.0 * o.metric_cross_entropies,
                  "metric_cross_entropy");
-    const double head_b = hb.linear_backward(head.backward, T, h, V);
-    b.tp_collective(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b);
+    const auto head_b = hb.linear_backward(head.backward, T, h, V);
+    if (o.tp_backward_overlap) {
+        if (sp) b.tp_beside(head.backward, Collective::all_gather, act, head_b.dgrad);
+        b.tp_beside(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b.wgrad);
+    } else {
+        b.tp_exposed(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
+    }
     b.memory(head.backward, norm_b, norm_b_kernels, norm_bwd);          // final norm backward
     return out;
 }

@@ -40,6 +40,15 @@ struct BlockCost {
 struct OverlapOptions {
     bool tp_comm_overlap = false;  // Megatron/Transformer Engine userbuffers: TP collectives run beside the GEMMs
                                    // (with sequence parallelism, a TP group inside one node or NVLink domain)
+    // Megatron's asynchronous tensor-parallel communication in the backward (Megatron-LM since
+    // 2021-09, Transformer Engine's layers): a column-parallel linear's input gradient is
+    // all-reduced, or with sequence parallelism reduce-scattered, beside its weight-gradient GEMM,
+    // and its input, kept sharded, is gathered again beside its input-gradient GEMM. false: the
+    // stream waits for the reduction (PyTorch's tensor parallelism, Megatron-LM before).
+    bool tp_backward_overlap = true;
+    // With tp_comm_overlap: PyTorch's symmetric-memory collective matmuls (torchtitan's async TP)
+    // in place of Transformer Engine's userbuffers (layer_cost.cpp).
+    bool tp_overlap_symmetric_memory = false;
     AttentionKernel attention = AttentionKernel::flash;
     bool dropout = false;          // the model trains with dropout (the unfused attention stores its mask)
     // Elementwise work between the GEMMs. Fused: one kernel per fused group (Megatron's

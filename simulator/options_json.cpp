@@ -13,6 +13,8 @@ constexpr std::pair<const char*, bool SimulateOptions::*> kSwitches[] = {
     {"reduce_after_pipeline_flush", &SimulateOptions::reduce_after_pipeline_flush},
     {"overlap_param_gather", &SimulateOptions::overlap_param_gather},
     {"tp_comm_overlap", &SimulateOptions::tp_comm_overlap},
+    {"tp_backward_overlap", &SimulateOptions::tp_backward_overlap},
+    {"tp_overlap_symmetric_memory", &SimulateOptions::tp_overlap_symmetric_memory},
     {"grad_reduce_in_fp32", &SimulateOptions::grad_reduce_in_fp32},
     {"overlap_p2p_comm", &SimulateOptions::overlap_p2p_comm},
     {"p2p_scatter_gather", &SimulateOptions::p2p_scatter_gather},

@@ -121,6 +121,8 @@ AttentionKernel attention_kernel(const SimulateOptions& o) {
 OverlapOptions overlap_options(const ModelSpec& m, const SimulateOptions& o) {
     OverlapOptions overlap;
     overlap.tp_comm_overlap = o.tp_comm_overlap;
+    overlap.tp_backward_overlap = o.tp_backward_overlap;
+    overlap.tp_overlap_symmetric_memory = o.tp_overlap_symmetric_memory;
     overlap.attention = attention_kernel(o);
     overlap.dropout = default_activation_options(m).dropout && o.model_dropout;
     overlap.fused_elementwise = o.fused_elementwise;

@@ -22,6 +22,15 @@ struct SimulateOptions {
     bool reduce_after_pipeline_flush = false;
     bool overlap_param_gather = true;   // ZeRO-1/2 parameter all-gather hides in the next forward
     bool tp_comm_overlap = false;       // TP collectives run beside their GEMMs (Transformer Engine)
+    // The backward's TP communication that no GEMM waits for runs beside one (Megatron-LM since
+    // 2021-09, Transformer Engine; OverlapOptions::tp_backward_overlap). false: PyTorch's tensor
+    // parallelism, DeepSpeed, older Megatron-LM.
+    bool tp_backward_overlap = true;
+    // tp_comm_overlap as PyTorch's async TP (torchtitan's enable_async_tensor_parallel: fused
+    // all-gather-matmul and matmul-reduce-scatter over symmetric memory, copy engines, no SMs
+    // held) instead of Transformer Engine's userbuffers, whose reduce-scatter and bulk overlaps
+    // hold 16 SMs.
+    bool tp_overlap_symmetric_memory = false;
     bool grad_reduce_in_fp32 = false;   // gradients travel as fp32 (Megatron's bf16 default) instead of 16-bit
     double grad_bucket_parameters = 40e6;  // Megatron DDP's default bucket (40M parameters)
     // The bucket grows with the data-parallel size to max(grad_bucket_parameters, 1M x dp)

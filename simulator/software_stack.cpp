@@ -21,7 +21,10 @@ namespace tessel {
 // parallelism its pipeline sends were split over the TP ranks until the pipeline code moved into
 // Megatron-Core (2023-03-23), which sends the whole tensor from every rank. Its interleaved
 // schedule ran every forward first when the microbatches equal the pipeline ranks until commit
-// 4295be1a6c (2024-11-01), which keeps the usual warm-up there too.
+// 4295be1a6c (2024-11-01), which keeps the usual warm-up there too. Its column-parallel
+// linears reduce their input gradient beside the weight-gradient GEMM unless
+// --no-async-tensor-model-parallel-allreduce is given (merge b462d2545d, 2021-09-07; with
+// sequence parallelism the input's re-gather and the gradient's reduce-scatter the same way).
 const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .bf16_grads_reduced_in_fp32 = true,
                                 .overlaps_grad_reduce = false,
@@ -29,6 +32,8 @@ const SoftwareStack kMegatronLM{.name = "Megatron-LM",
                                 .p2p_scatter_gather_until = 20230323,
                                 .all_forwards_first_until = 20241101,
                                 .cudnn_attention = true,
+                                .overlaps_tp_backward = true,
+                                .tp_backward_overlap_date = 20210907,
                                 .grad_accumulation_fusion_date = 20220213,
                                 .grad_buckets_grow_with_dp_date = 20240411,
                                 .max_zero_stage = 1,
@@ -120,7 +125,8 @@ const SoftwareStack kTorchtitan{.name = "torchtitan",
                                 .fp8_saves_gemm_inputs = false,
                                 .fp8_caches_weights = false,
                                 .torch_context_parallel = true,
-                                .fsdp2_buffer_copies = true};
+                                .fsdp2_buffer_copies = true,
+                                .tp_overlap_symmetric_memory = true};
 
 // llm.c: its vocabulary padded to a multiple of 128 (GPT-2's 50257 to 50304, padded_vocab_size),
 // no dropout (its GPT-2 has none), bf16 everywhere, per-layer reduce-scatter during the backward, cuDNN attention
@@ -150,6 +156,8 @@ SimulateOptions stack_defaults(const SoftwareStack& s, Precision precision) {
     o.torch_cross_entropy = s.torch_cross_entropy;
     o.metric_cross_entropies = s.metric_cross_entropies;
     o.vocab_padding_multiple = s.vocab_padding_multiple;
+    o.tp_backward_overlap = s.overlaps_tp_backward;
+    o.tp_overlap_symmetric_memory = s.tp_overlap_symmetric_memory;
     o.gradient_accumulation_fusion = s.fuses_grad_accumulation;
     o.grad_buckets_grow_with_dp = s.grad_buckets_grow_with_dp;
     o.zero_gradient_buffer = s.zeroes_grad_buffer;

@@ -32,6 +32,8 @@ struct SoftwareStack {
     int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch
     int vocab_padding_multiple = 128;         // vocabulary padded to a multiple of this x TP (SimulateOptions);
                                               // Megatron-LM and Megatron-DeepSpeed's --make-vocab-size-divisible-by
+    bool overlaps_tp_backward = false;        // TP input-gradient reduction beside the wgrad GEMM (SimulateOptions)
+    int tp_backward_overlap_date = 0;         // YYYYMMDD from which it does; 0: always
     bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always
     bool grad_buckets_grow_with_dp = true;    // gradient buckets of max(40M, 1M x dp) parameters (SimulateOptions)
@@ -41,6 +43,7 @@ struct SoftwareStack {
     bool fp8_caches_weights = true;           // fp8: weights cast once per step (SimulateOptions)
     bool torch_context_parallel = false;      // CP through PyTorch's context_parallel, not Transformer Engine
     bool fsdp2_buffer_copies = false;         // ZeRO-3 as FSDP2: weights copied out of, gradients into, its buffers
+    bool tp_overlap_symmetric_memory = false; // its TP overlap is PyTorch's async TP (SimulateOptions)
     // What its configuration can express: bounds the planner's search for an export to it and the
     // knobs `validate` fills for a published run of it (compare/validate.cpp, R15).
     int max_zero_stage = 3;                   // highest ZeRO stage it shards to

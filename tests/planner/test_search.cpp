@@ -130,12 +130,12 @@ TEST(Search, PrunedPlansNeverBeatTheBestFound) {
 }
 
 TEST(Search, BlockRecomputeOfAFewLayersWinsWhereNothingElseFits) {
-    // Llama-3-8B at 65536 tokens on 8 H100s: without recompute the fast layouts do not fit, and
+    // Llama-3-8B at 81920 tokens on 8 H100s: without recompute the fast layouts do not fit, and
     // recomputing a few layers of each chunk is cheaper than more tensor parallelism or recomputing
     // all 32. Brute force over the whole space, block plans included, is the reference.
     const ModelSpec m = load_model("llama3-8b");
     const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 8);
-    const PlanRequest req = complete_request(m, c, 64, 65536);
+    const PlanRequest req = complete_request(m, c, 64, 81920);
     SearchOptions o;
     o.top_k = 1;
     o.framework = Framework::megatron;

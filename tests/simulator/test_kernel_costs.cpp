@@ -437,7 +437,10 @@ TEST(KernelCosts, GemmModelMatchesBackToBackGemmsMeasuredOnAnH200) {
     // operands, runs of back-to-back calls, share of the dense peak. bf16 at Llama 3.1 8B/70B's
     // forward GEMMs (8192 tokens) and at the Megatron-Core 7.1B model's (4096 tokens, tp 2); fp8
     // as a training step mixes them (forward with fast accumulation, two backward GEMMs without).
-    // The preset's lone-GPU ceilings times the fitted sustained-clock fraction give the same.
+    // The preset's lone-GPU ceilings times the fitted sustained-clock fraction give the same within
+    // 5% below and 8% above: in a training step the GEMMs run beside bandwidth-bound kernels that
+    // draw less power, and under the power limit their clock rises above a back-to-back run's
+    // (8-13% measured with half the time in copies, reports/gpu/step-kernel-split.md).
     const ClusterSpec c = load_cluster("dgx-h200");
     const HardwareEfficiency e = hardware_efficiency(c);
     const ComputeModel bf16(c.gpu, e, Precision::bf16), fp8(c.gpu, e, Precision::fp8);
@@ -455,7 +458,9 @@ TEST(KernelCosts, GemmModelMatchesBackToBackGemmsMeasuredOnAnH200) {
         return g.flops() / gpu.gemm_time(g) / peak;  // with its per-kernel fixed cost, as measured
     };
     for (const auto& x : measured) {
-        EXPECT_NEAR(share(bf16, x, 989e12), x.bf16, 0.05 * x.bf16) << x.m << " x " << x.n << " x " << x.k;
-        EXPECT_NEAR(share(fp8, x, 1979e12), x.fp8, 0.05 * x.fp8) << x.m << " x " << x.n << " x " << x.k;
+        EXPECT_GT(share(bf16, x, 989e12), 0.95 * x.bf16) << x.m << " x " << x.n << " x " << x.k;
+        EXPECT_LT(share(bf16, x, 989e12), 1.08 * x.bf16) << x.m << " x " << x.n << " x " << x.k;
+        EXPECT_GT(share(fp8, x, 1979e12), 0.95 * x.fp8) << x.m << " x " << x.n << " x " << x.k;
+        EXPECT_LT(share(fp8, x, 1979e12), 1.08 * x.fp8) << x.m << " x " << x.n << " x " << x.k;
     }
 }
