@@ -73,12 +73,15 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const Activatio
     const double s_kv = p.seq_length;  // keys each query attends over (all of them under cp)
     const double mask = o.dropout ? 1.0 : 0.0;
 
-    // Terms tensor parallelism does not split unless sequence parallelism does.
-    double replicated = sb * h * (E /*LN1 input*/ + G /*QKV input*/ + mask /*attention dropout*/ +
-                                  (m.shared_norm ? 0.0 : E) /*LN2 input*/ + G /*MLP input*/ +
-                                  mask /*MLP dropout*/ +
+    // Terms tensor parallelism does not split unless sequence parallelism does; the QKV and MLP
+    // inputs stay whole where the backward keeps them gathered.
+    double replicated = sb * h * (E /*LN1 input*/ + mask /*attention dropout*/ +
+                                  (m.shared_norm ? 0.0 : E) /*LN2 input*/ + mask /*MLP dropout*/ +
                                   (m.sandwich_norms ? 2.0 * E : 0.0) /*post-norm inputs*/);
+    double gemm_inputs = sb * h * (G /*QKV input*/ + G /*MLP input*/);
     if (p.sequence_parallel) replicated /= t;
+    if (p.sequence_parallel && !o.keeps_gathered_tp_inputs) gemm_inputs /= t;
+    replicated += gemm_inputs;
     // Terms split over the tensor-parallel ranks.
     double split = sb * (E * (q / t + kv) /*Q, K*/ + E * kv /*V*/ + G * q / t /*projection input*/ +
                          E * f_up / t /*activation input*/ + G * f / t /*activation output*/);
@@ -301,6 +304,9 @@ ActivationOptions activation_options(const ModelSpec& m, const SimulateOptions& 
     a.all_forwards_first_at_m_equal_pp = o.all_forwards_first_at_m_equal_pp;
     a.torch_context_parallel = o.torch_context_parallel;
     a.all_gather_context_parallel = o.all_gather_context_parallel;
+    // A backward that does not gather the input again keeps it gathered (layer_cost.cpp):
+    // PyTorch's tensor parallelism, with or without its async TP.
+    a.keeps_gathered_tp_inputs = !o.tp_backward_overlap || (o.tp_comm_overlap && o.tp_overlap_symmetric_memory);
     return a;
 }
 

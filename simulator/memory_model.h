@@ -56,6 +56,11 @@ struct ActivationOptions {
     bool torch_context_parallel = false;
     // The all-gather way (SimulateOptions::all_gather_context_parallel): the gathered K/V are kept.
     bool all_gather_context_parallel = false;
+    // With sequence parallelism, the inputs of QKV and of the MLP's up projection are kept as
+    // gathered (whole sequence) for their weight gradients, as PyTorch's tensor parallelism keeps
+    // them, rather than sharded and gathered again in the backward (Megatron, Transformer Engine:
+    // SimulateOptions::tp_backward_overlap).
+    bool keeps_gathered_tp_inputs = false;
 };
 // The simulator's choice for a model: flash attention, dropout for learned-position (GPT) models.
 ActivationOptions default_activation_options(const ModelSpec& m);

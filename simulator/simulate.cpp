@@ -263,6 +263,14 @@ SimulationResult simulate(const ModelSpec& model, const ClusterSpec& c, const Pl
     const bool alike = groups_sit_alike(p.placement, sizes, topo.gpus_per_node());
     auto collective_group = [&](const std::vector<int>& ranks) { return make_comm_group(topo, ranks, eff); };
     const CommGroup tp_group = pacing_group(p, alike, {Dim::tp}, "tp", Collective::all_reduce, collective_group);
+    // Userbuffers and symmetric memory reach the other TP ranks' memory over NVLink: a TP group
+    // across nodes runs its collectives through NCCL (layer_cost.cpp), and the result says so.
+    if (p.tp_comm_overlap && tp_group.num_nodes > 1) {
+        r.plan.tp_comm_overlap = false;
+        r.notes.push_back(fmt::format("TP collectives not overlapped with their GEMMs: the TP group spans {} nodes, and "
+                                      "Transformer Engine's userbuffers (or PyTorch's async TP) need one NVLink domain",
+                                      tp_group.num_nodes));
+    }
     const CommGroup cp_ring = pacing_group(p, alike, {Dim::cp}, "cp", Collective::send_recv, [&](const std::vector<int>& ranks) {
         return make_ring_link(topo, ranks, p.placement, sizes, eff);
     });

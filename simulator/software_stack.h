@@ -32,7 +32,7 @@ struct SoftwareStack {
     int metric_cross_entropies = 0;           // cross entropies its trainer logs per microbatch
     int vocab_padding_multiple = 128;         // vocabulary padded to a multiple of this x TP (SimulateOptions);
                                               // Megatron-LM and Megatron-DeepSpeed's --make-vocab-size-divisible-by
-    bool overlaps_tp_backward = false;        // TP input-gradient reduction beside the wgrad GEMM (SimulateOptions)
+    bool overlaps_tp_backward = true;         // TP input-gradient reduction beside the wgrad GEMM (SimulateOptions)
     int tp_backward_overlap_date = 0;         // YYYYMMDD from which it does; 0: always
     bool fuses_grad_accumulation = true;      // the wgrad GEMM accumulates in place
     int grad_accumulation_fusion_date = 0;    // YYYYMMDD from which it does; 0: always

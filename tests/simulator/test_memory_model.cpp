@@ -7,6 +7,7 @@
 #include "core/presets.h"
 #include "simulator/memory_model.h"
 #include "simulator/simulate.h"
+#include "simulator/software_stack.h"
 
 using namespace tessel;
 
@@ -103,6 +104,26 @@ TEST(MemoryModel, KorthikantiTable2) {
     // Full recompute keeps the layer input: 2sbh (split by t with sequence parallelism).
     EXPECT_NEAR(layer_stored_activation_bytes(m, plan(8, false, Recompute::full), paper), 2 * sbh, 1.0);
     EXPECT_NEAR(layer_stored_activation_bytes(m, plan(8, true, Recompute::full), paper), 2 * sbh / t, 1.0);
+}
+
+TEST(MemoryModel, PyTorchTensorParallelismKeepsTheGatheredGemmInputs) {
+    // Korthikanti's sequence-parallel count keeps every norm-side tensor sharded: the inputs of QKV
+    // and of the MLP (2 bytes each) are gathered again in the backward. PyTorch's tensor
+    // parallelism keeps them as gathered instead: those two 2sbh/t terms grow to 2sbh each.
+    const ModelSpec m = gpt_shape();
+    const double s = 2048, b = 2, h = 12288, a = 96, t = 8;
+    const double sbh = s * b * h;
+    ActivationOptions paper{false, true};
+    const double regathered = layer_activation_bytes(m, plan(8, true, Recompute::none), paper);
+    EXPECT_NEAR(regathered, sbh / t * (34 + 5 * a * s / h), 1.0);
+    paper.keeps_gathered_tp_inputs = true;
+    EXPECT_NEAR(layer_activation_bytes(m, plan(8, true, Recompute::none), paper), regathered + 2.0 * 2.0 * sbh * (1.0 - 1.0 / t),
+                1.0);
+    // Without sequence parallelism the inputs are whole either way.
+    EXPECT_NEAR(layer_activation_bytes(m, plan(8, false, Recompute::none), paper), sbh * (10 + 24 / t + 5 * a * s / (h * t)), 1.0);
+    // The stacks: Megatron re-gathers, torchtitan keeps.
+    EXPECT_FALSE(activation_options(m, stack_defaults(kMegatronLM, Precision::bf16)).keeps_gathered_tp_inputs);
+    EXPECT_TRUE(activation_options(m, stack_defaults(kTorchtitan, Precision::bf16)).keeps_gathered_tp_inputs);
 }
 
 TEST(MemoryModel, FlashAttentionStoresNoScores) {

@@ -44,6 +44,19 @@ TEST(SoftwareStack, GradientBuffersAreZeroedWhereTheFrameworkKeepsOne) {
     EXPECT_FALSE(stack_defaults(kLlmFoundry, Precision::bf16).zero_gradient_buffer);
 }
 
+TEST(SoftwareStack, MegatronAndUnnamedStacksReduceTheTpBackwardBesideAGemm) {
+    // Megatron-LM's asynchronous TP communication (and Transformer Engine's layers), which the
+    // simulator's defaults describe; DeepSpeed's Megatron fork and PyTorch's tensor parallelism
+    // wait for the reduction.
+    EXPECT_TRUE(SimulateOptions{}.tp_backward_overlap);
+    EXPECT_TRUE(stack_defaults(kMegatronLM, Precision::bf16).tp_backward_overlap);
+    EXPECT_TRUE(stack_defaults(SoftwareStack{}, Precision::bf16).tp_backward_overlap);
+    EXPECT_FALSE(stack_defaults(kDeepSpeed, Precision::bf16).tp_backward_overlap);
+    EXPECT_FALSE(stack_defaults(kTorchtitan, Precision::bf16).tp_backward_overlap);
+    EXPECT_TRUE(stack_defaults(kTorchtitan, Precision::bf16).tp_overlap_symmetric_memory);
+    EXPECT_FALSE(stack_defaults(kMegatronLM, Precision::bf16).tp_overlap_symmetric_memory);
+}
+
 TEST(SoftwareStack, OnlyTorchtitanRunsPyTorchsCrossEntropy) {
     // torchtitan calls F.cross_entropy on the fp32 logits; Megatron-LM and DeepSpeed run the
     // vocabulary-parallel loss, llm-foundry and llm.c a fused one.

@@ -86,13 +86,14 @@ TEST(TensorParallelComm, ForwardWaitsForTwoGathersAndTwoReduceScattersWithSequen
 }
 
 TEST(TensorParallelComm, MegatronBackwardWaitsOnlyForTheOutputGradientGathers) {
-    // Megatron's sequence-parallel backward (Korthikanti et al. 2022, Sec. 4.2.2; Megatron-LM's
-    // LinearWithGradAccumulationAndAsyncCommunication, Transformer Engine's Linear): each
-    // row-parallel linear first gathers its output gradient, which the stream waits for; each
-    // column-parallel linear gathers its sharded input again beside its input-gradient GEMM and
-    // reduce-scatters that gradient beside its weight-gradient GEMM. On a fast link the GEMMs hide
-    // both: 2 exposed gathers, 2 hidden gathers and 2 hidden reduce-scatters per layer, and the
-    // hidden ones slow the compute by sm_interference (0.1) of their time.
+    // Megatron's sequence-parallel backward (Korthikanti et al. 2022, the backward of its g and
+    // g-bar operators; Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication, Transformer
+    // Engine's Linear): each row-parallel linear first gathers its output gradient, which the
+    // stream waits for; each column-parallel linear gathers its sharded input again beside its
+    // input-gradient GEMM and reduce-scatters that gradient beside its weight-gradient GEMM. On a
+    // fast link the GEMMs hide both: 2 exposed gathers, 2 hidden gathers and 2 hidden
+    // reduce-scatters per layer, and the hidden ones slow the compute by sm_interference (0.1) of
+    // their time.
     const double GBps = 400;
     const LayerSetup s(4, true);
     const CommGroup tp = tp_group(4, GBps);
