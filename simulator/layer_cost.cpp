@@ -60,12 +60,6 @@ struct PassBuilder {
         if (fp8) memory(pass, kFp8CastBytes * (tokens * in + weight_cast_share * in * out), 1 + weight_cast_share);
         return t;
     }
-    // The GEMM alone, priced but not added (the length a collective beside it may hide behind).
-    double linear_forward_time(double tokens, double in, double out) const {
-        GemmShape g{tokens, out, in};
-        g.sixteen_bit = sixteen_bit;
-        return gpu.gemm_time(g);
-    }
     struct BackwardGemms {
         double dgrad = 0, wgrad = 0;  // seconds
     };
@@ -291,8 +285,17 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // Backward of a row-parallel linear: with sequence parallelism the output gradient is gathered
     // first (the reduce-scatter's backward), into the input-gradient GEMM.
     auto row_parallel_backward = [&](PassCost& pass, double in, double out) {
-        gather_into(pass, b.linear_forward_time(T, out, in));  // the dgrad GEMM: T x in over out
-        b.linear_backward(pass, T, in, out);
+        gather_into(pass, b.linear_backward(pass, T, in, out).dgrad);
+    };
+    // A column-parallel linear's backward collectives through NCCL (column_parallel_backward
+    // below, and the LM head: Megatron's own column-parallel linear, never on userbuffers).
+    auto nccl_column_backward = [&](PassCost& pass, const PassBuilder::BackwardGemms& g, double gathered_bytes) {
+        if (o.tp_backward_overlap) {
+            if (sp) b.tp_beside(pass, Collective::all_gather, gathered_bytes, g.dgrad);
+            b.tp_beside(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act, g.wgrad);
+        } else {
+            b.tp_exposed(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
+        }
     };
     // Backward of a column-parallel linear: its input gradient is reduce-scattered (all-reduced
     // without sequence parallelism). Megatron and Transformer Engine keep the layer input sharded
@@ -307,18 +310,14 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         } else if (ub) {
             b.ub_bulk(pass, Collective::all_gather, gathered, g.dgrad);
             b.ub_bulk(pass, Collective::reduce_scatter, act, g.wgrad);
-        } else if (o.tp_backward_overlap) {
-            if (sp) b.tp_beside(pass, Collective::all_gather, gathered, g.dgrad);
-            b.tp_beside(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act, g.wgrad);
         } else {
-            b.tp_exposed(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
+            nccl_column_backward(pass, g, gathered);
         }
     };
 
     PassCost fwd;
     b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);                    // norm 1
-    gather_into(fwd, b.linear_forward_time(T, h, q + 2 * kv));
-    b.linear_forward(fwd, T, h, q + 2 * kv);                            // QKV
+    gather_into(fwd, b.linear_forward(fwd, T, h, q + 2 * kv));         // QKV
     if (qk_elements > 0) b.memory(fwd, qk_norm_f, 2 * norm_f_kernels, "rmsnorm_forward");  // Q, K norms
     if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
     const PassCost attention_fwd = p.cp > 1 ? ring.forward : fused_attention(attn_f, attn_flops_f);
@@ -327,8 +326,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-attention norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     if (!m.shared_norm) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // norm 2
-    gather_into(fwd, b.linear_forward_time(T, h, f_up));
-    b.linear_forward(fwd, T, h, f_up);                                  // MLP up (and gate)
+    gather_into(fwd, b.linear_forward(fwd, T, h, f_up));               // MLP up (and gate)
     b.memory(fwd, act_f, swiglu ? k : 1, act_fwd);                      // GeLU / SwiGLU
     reduce_after(fwd, b.linear_forward(fwd, T, f, h, reserved));       // MLP down
     if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-MLP norm
@@ -406,13 +404,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     if (o.metric_cross_entropies > 0)
         b.memory(head.forward, o.metric_cross_entropies * T * V * (E + 12.0), 4.0 * o.metric_cross_entropies,
                  "metric_cross_entropy");
-    const auto head_b = hb.linear_backward(head.backward, T, h, V);
-    if (o.tp_backward_overlap) {
-        if (sp) b.tp_beside(head.backward, Collective::all_gather, act, head_b.dgrad);
-        b.tp_beside(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act, head_b.wgrad);
-    } else {
-        b.tp_exposed(head.backward, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
-    }
+    nccl_column_backward(head.backward, hb.linear_backward(head.backward, T, h, V), act);
     b.memory(head.backward, norm_b, norm_b_kernels, norm_bwd);          // final norm backward
     return out;
 }
