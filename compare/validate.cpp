@@ -48,7 +48,9 @@ const std::vector<std::string>& validation_rules() {
         "parallelism written \"none\", \"no\" or \"off\" is 1; a null microbatch_size that the notes give "
         "(\"micro-batch size 2\", --micro-batch-size 2) takes it.",
         "R3 memory sharding: \"ZeRO-k\" (also \"ZeRO k\", \"ZeRO stage k\", zero_stage k, or a stage named beside "
-        "ZeRO: \"ZeRO++ (stage 3)\") = stage k; FSDP / FULL_SHARD / HYBRID_SHARD / HSDP / \"fully sharded\" = ZeRO-3, "
+        "ZeRO: \"ZeRO++ (stage 3)\") = stage k; FSDP / FULL_SHARD / HYBRID_SHARD / HSDP / \"fully sharded\" = ZeRO-3 (FSDP the text "
+        "denies is none: \"FSDP: 0\" or \"FSDP 0\" as NVIDIA's tables print their 0/1 column, \"no FSDP\", \"FSDP off\", "
+        "use_megatron_fsdp=False), "
         "SHARD_GRAD_OP, _HYBRID_SHARD_ZERO2 and FSDP2's reshard_after_forward false = ZeRO-2, NO_SHARD = 0; \"stage k\" "
         "as the field's first words or beside DeepSpeed's name, a stage in words (\"ZeRO stage two\") or a bare "
         "digit = stage k; Megatron's distributed optimizer (--use-distributed-optimizer, "
@@ -59,7 +61,7 @@ const std::vector<std::string>& validation_rules() {
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "(or no, false, off, \"no activation checkpointing\") or null = none; checkpointing named without a "
         "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
-        "true, \"grad ckpt\") = full; a granularity or checkpointing the text denies (\"w/o recomputation\", \"full "
+        "true, enabled, \"grad ckpt\", \"AC every layer\") = full; a granularity or checkpointing the text denies (\"w/o recomputation\", \"full "
         "recomputation is not used\") is not taken; with --recompute-method block and --recompute-num-layers N "
         "(Megatron-LM's earlier --activations-checkpoint-method/-num-layers, NeMo's recompute_layers N or "
         "activations_checkpoint_* keys, or in words: \"block method, 4 layers\") only the first N layers of each "
@@ -125,7 +127,8 @@ const std::vector<std::string>& validation_rules() {
         "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone; a date the "
         "text marks as when it was read (accessed, retrieved, visited, fetched or downloaded, in the same clause "
         "or bracket) is not the run's. A row that "
-        "names its attention says which: \"unfused attention\", or a fused kernel R12 names. Unnamed on a GPU "
+        "names its attention says which: \"unfused attention\" (or FlashAttention named only to be denied: \"no "
+        "FlashAttention\", \"FlashAttention was not used\"), or a fused kernel R12 names. Unnamed on a GPU "
         "that runs no fused kernel (the cluster's gpu.flash_attention false: Volta), unfused.",
         "R12 kernels of the stack (the framework the source names first, a publisher's name (MosaicML) only "
         "where it names no software: DeepSpeed or GPT-NeoX, which runs "
@@ -336,9 +339,11 @@ std::optional<int> stated_zero_stage(const std::string& text) {
     if (contains(text, "NO_SHARD")) return 0;        // FSDP as plain DDP
     // HYBRID_SHARD (sharded inside a node, replicated across) is taken as ZeRO-3 over every rank,
     // which understates its memory: the simulator has no shard group smaller than data parallelism.
-    if (contains(text, "FSDP") || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD") || contains(text, "HSDP") ||
-        contains(text, "fully sharded"))
-        return 3;
+    // FSDP counts where the text does not deny it: not "FSDP: 0" or "FSDP 0" (the 0/1 column of
+    // NVIDIA's performance tables), "no FSDP", "FSDP off", "use_megatron_fsdp=False".
+    static const std::regex fsdp_zero(R"(fsdp(?:\s+column)?\s*[:=]?\s*(?:0|false|no|off|none)\b)", std::regex::icase);
+    const bool fsdp_named = !std::regex_search(text, fsdp_zero) && affirmed(text, R"(fsdp|\bhsdp\b|fully[\s_-]shard)");
+    if (fsdp_named || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD")) return 3;
     // The leftmost stage named: "ZeRO-1", "ZeRO 3", "ZeRO stage 2", "zero_stage: 1", "ZeRO3"; in a
     // text that names ZeRO, a stage named apart from it ("ZeRO++ (stage 3)", "ZeRO-Offload, stage 2").
     // The stage in words too ("ZeRO stage two"); a bare stage number is the field's whole text ("2").
@@ -399,7 +404,7 @@ std::optional<Recompute> stated_recompute(const std::string& text) {
     if (std::regex_search(text, negated)) return Recompute::none;
     // Checkpointing named without a granularity: Megatron's --checkpoint-activations and its
     // --recompute-method uniform/block re-run whole layers, as DeepSpeed's and FSDP's wrappers do.
-    if (affirmed(text, R"(checkpoint|\bckpt|recompute|recomputation|rematerial|\buniform\b|\bblock\b|^\s*(true|yes|on)\b)"))
+    if (affirmed(text, R"(checkpoint|\bckpt|recompute|recomputation|rematerial|\buniform\b|\bblock\b|\bac\b|every\s+(?:layer|block)|^\s*(true|yes|on|enabled?)\b)"))
         return Recompute::full;
     return Recompute::none;
 }
@@ -830,7 +835,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     const int date = latest_date(source);
     o.fused_attention = !(date > 0 && date < kFlashAttentionDate);
     // The row's own statement outranks its date: a run may keep an older stack after a source's date.
-    if (contains(stated, "unfused attention")) o.fused_attention = false;
+    // Unfused where the row says so, or names FlashAttention only to deny it ("FlashAttention was
+    // not used", "no FlashAttention").
+    static const char* kFlashAttention = R"(flash[\s_-]?att(?:ention|n))";
+    const bool flash_denied = std::regex_search(stated, std::regex(kFlashAttention, std::regex::icase)) &&
+                              !affirmed(stated, kFlashAttention);
+    static const std::regex unfused_kernel(R"(unfused attention|attention\s*[:=]\s*unfused)", std::regex::icase);
+    if (std::regex_search(stated, unfused_kernel) || flash_denied) o.fused_attention = false;
     else if (names_flash2 || names_cudnn || names_flash1) o.fused_attention = true;
     else if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
     else if (!c.cluster.gpu.flash_attention) {  // no fused kernel runs on the GPU (Volta)

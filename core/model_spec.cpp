@@ -215,7 +215,9 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         m.hidden_size = int(first_int({"hidden_size", "n_embed"}, std::nullopt));
         m.num_attention_heads = int(first_int({"num_attention_heads", "n_head"}, std::nullopt));
         bool new_arch = r.boolean("new_decoder_architecture", type == "RefinedWeb");
-        bool multi_query = r.boolean("multi_query", type == "RefinedWebModel");
+        // configuration_falcon.py defaults multi_query to true (one K/V head without the new
+        // decoder architecture).
+        bool multi_query = r.boolean("multi_query", type == "RefinedWebModel" || type == "falcon");
         if (new_arch) m.num_kv_heads = int(first_int({"num_kv_heads", "n_head_kv"}, m.num_attention_heads));
         else if (multi_query) m.num_kv_heads = 1;
         else m.num_kv_heads = m.num_attention_heads;
@@ -302,15 +304,37 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         // windowed attention on all but every 2nd (Gemma 2) or every sliding_window_pattern-th
         // (Gemma 3) layer; Gemma 2 soft-caps the logits (final_logit_softcapping). Its attention
         // soft-cap runs inside the fused kernel and is not priced.
+        // A pattern of 1 makes every layer global (transformers: sliding when (i + 1) % pattern).
+        bool every_layer_global = false;
         if (type == "gemma2" || type == "gemma3_text") {
             m.sandwich_norms = true;
             m.sliding_window_pattern = type == "gemma2" ? 2 : 6;
             if (r.has("sliding_window_pattern")) m.sliding_window_pattern = int(r.integer("sliding_window_pattern", 6, 1, kMaxNumLayers));
-            if (r.has("layer_types") && r.raw("layer_types").is_array()) {
-                // transformers v4.53+: one entry per layer; the pattern is the layers per global one.
-                long long full = 0, all = 0;
-                for (const auto& t : r.raw("layer_types")) { ++all; full += t == "full_attention"; }
-                if (full > 0) m.sliding_window_pattern = int(std::llround(double(all) / double(full)));
+            every_layer_global = m.sliding_window_pattern == 1;
+            if (r.has("layer_types")) {
+                // transformers v4.53+: one entry per layer, which its layer_type_validation checks.
+                const json& types = r.raw("layer_types");
+                if (!types.is_array() || types.size() != std::size_t(m.num_layers))
+                    throw input_error(file, "layer_types",
+                                      fmt::format("an array of {} entries (one per layer)", m.num_layers),
+                                      describe_json_value(types));
+                int full = 0;
+                for (const auto& t : types) {
+                    if (t != "full_attention" && t != "sliding_attention")
+                        throw input_error(file, "layer_types", "\"full_attention\" or \"sliding_attention\" per layer",
+                                          describe_json_value(t));
+                    full += t == "full_attention";
+                }
+                // The simulator averages the layers, so only the count of global ones matters: the
+                // pattern whose num_layers / pattern global layers come nearest to it.
+                every_layer_global = full == m.num_layers;
+                if (full == 0) m.sliding_window_pattern = 0;
+                else if (!every_layer_global) {
+                    int best = 2;
+                    for (int p = 2; p <= m.num_layers; ++p)
+                        if (std::abs(m.num_layers / p - full) < std::abs(m.num_layers / best - full)) best = p;
+                    m.sliding_window_pattern = best;
+                }
             }
         }
         if (r.has("final_logit_softcapping") && r.raw("final_logit_softcapping").is_number())
@@ -326,6 +350,7 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         r.ignore({"use_sliding_window", "max_window_layers"});
         if (!window_switch && r.has("sliding_window") && !r.raw("sliding_window").is_null())
             m.sliding_window = int(r.integer("sliding_window", std::nullopt, 0, kMaxSeqLength));
+        if (every_layer_global) m.sliding_window = m.sliding_window_pattern = 0;
     }
     if (m.hidden_size % m.num_attention_heads != 0 && !r.has("head_dim"))
         throw input_error(file, "hidden_size",

@@ -36,7 +36,10 @@ struct ModelSpec {
     bool mlp_bias = false;       // biases on the MLP's projections (Llama's mlp_bias; GPT-NeoX's MLP always)
     QkNorm qk_norm = QkNorm::none;
     int sliding_window = 0;      // each query attends to at most this many keys, itself included (0: all before it)
-    int sliding_window_pattern = 0;  // > 1: every such layer attends to the whole sequence (Gemma 2: 2, Gemma 3: 6)
+    // > 1: layer i (from 0) attends to the whole sequence when i + 1 is a multiple of it, as
+    // transformers' Gemma 2 (2) and 3 (6) and Megatron's --window-attn-skip-freq lay them out;
+    // 0 or 1: every layer is windowed.
+    int sliding_window_pattern = 0;
     bool sandwich_norms = false;     // a norm after the attention and after the MLP as well (Gemma 2 and 3)
     bool logit_softcap = false;      // the logits pass through c * tanh(x / c) before the loss (Gemma 2)
     // Share of each head's dimensions RoPE rotates (GPT-NeoX/Pythia's rotary_pct 0.25, Phi-2's
@@ -76,10 +79,13 @@ struct ModelSpec {
     bool has_out_bias() const { return linear_bias || out_bias; }
     bool has_mlp_bias() const { return linear_bias || mlp_bias; }
     bool gated_mlp() const { return activation != Activation::gelu; }
-    // Share of the layers whose attention is windowed (when there is a window).
+    // Share of the layers whose attention is windowed (when there is a window): all but the
+    // num_layers / pattern (rounded down) global ones.
     double windowed_layer_fraction() const {
         if (sliding_window <= 0) return 0.0;
-        return sliding_window_pattern > 1 ? double(sliding_window_pattern - 1) / sliding_window_pattern : 1.0;
+        if (sliding_window_pattern <= 1 || num_layers <= 0) return 1.0;
+        const int global = num_layers / sliding_window_pattern;
+        return double(num_layers - global) / num_layers;
     }
     // Keys a query at the end of a `seq`-token sequence attends to, averaged over the layers.
     double attended_keys(double seq) const {

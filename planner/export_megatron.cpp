@@ -96,7 +96,12 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     // Transformer Engine, Megatron's default layer implementation, needs compute capability 8.0,
     // as FlashAttention does (the cluster's gpu.flash_attention): below it the local layers, which
     // run the unfused attention the plan priced there.
-    if (!c.gpu.flash_attention) shape += " --transformer-impl local";
+    // Its RMSNorm is then WrappedTorchNorm, which asserts that the layer-norm persistence Megatron
+    // turns on by default is off (megatron/core/transformer/torch_norm.py).
+    if (!c.gpu.flash_attention) {
+        shape += " --transformer-impl local";
+        if (m.norm == Norm::rmsnorm) shape += " --no-persist-layer-norm";
+    }
     model.push_back(shape);
     model.push_back("--make-vocab-size-divisible-by 128");
 

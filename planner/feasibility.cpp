@@ -24,7 +24,8 @@ const char* describe(Rule r) {
         case Rule::sp_seq: return "sequence parallelism needs TP > 1 and TP dividing the sequence per CP rank";
         case Rule::positions: return "the sequence must fit the model's learned position table";
         case Rule::framework:
-            return "the --emit target must be able to run the plan (ZeRO stage, CP, interleaving, SP, KV heads per TP rank)";
+            return "the --emit target must be able to run the plan (ZeRO stage, CP, interleaving, SP, KV heads per TP rank, "
+                   "sequence length per TP and CP rank)";
         case Rule::node_groups:
             return "each parallel group must sit on the nodes as the first does: TP, and each group from TP outward, "
                    "within a node or on whole nodes";

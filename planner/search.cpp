@@ -168,6 +168,10 @@ Enumeration enumerate(const ModelSpec& m, const ClusterSpec& c, const PlanReques
                         reject(Rule::framework, subtree);
                         continue;
                     }
+                    if (limits.seq_divisible_by_2_tp_cp && req.seq_length % (2 * tp * cp) != 0) {
+                        reject(Rule::framework, subtree);
+                        continue;
+                    }
                     if (limits.kv_heads_split_by_tp && m.num_kv_heads % tp != 0) {
                         reject(Rule::framework, subtree);
                         continue;
@@ -419,6 +423,11 @@ SearchResult search_plans(const ModelSpec& m, const ClusterSpec& c, const PlanRe
                     if (o.simulate.tp_comm_overlap) limits.sequence_parallel = SpaceLimits::SequenceParallel::with_tp;
                     // Context parallelism runs fused attention kernels on its chunks (simulate()).
                     if (!o.simulate.fused_attention) limits.context_parallel = false;
+                    // Megatron's local layers (below compute capability 8.0, where it runs without
+                    // Transformer Engine) build RMSNorm as WrappedTorchNorm, which asserts against
+                    // sequence parallelism (megatron/core/transformer/torch_norm.py).
+                    if (o.framework == Framework::megatron && !c.gpu.flash_attention && m.norm == Norm::rmsnorm)
+                        limits.sequence_parallel = SpaceLimits::SequenceParallel::off;
                     parts[t] = enumerate(m, c, req, result.world_sizes, bound, activations, o.objective, limits, t,
                                          threads);
                 } catch (...) {

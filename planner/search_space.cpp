@@ -75,6 +75,7 @@ SpaceLimits limits_for(Framework f) {
             // Its Attention views each TP rank's key projection as whole heads of head_dim
             // (xk.view(bs, seqlen, -1, head_dim)), which a share smaller than one KV head cannot fill.
             l.kv_heads_split_by_tp = true;
+            l.seq_divisible_by_2_tp_cp = true;
             break;
     }
     return l;

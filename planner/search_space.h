@@ -45,6 +45,9 @@ struct SpaceLimits {
     enum class SequenceParallel { search, off, with_tp } sequence_parallel = SequenceParallel::search;
     bool block_recompute = true;            // full recompute of only the first N layers of each chunk
     bool kv_heads_split_by_tp = false;      // TP must divide the KV heads (no KV head replicated over TP ranks)
+    // The sequence must divide by 2 x TP x CP whatever the plan (torchtitan's parallelize_llama
+    // asserts seq_len % ParallelDims.seq_len_divisor, tp * cp * 2, even without SP or CP).
+    bool seq_divisible_by_2_tp_cp = false;
     // A 16-bit plan with TP or PP needs sharded data parallelism (DP > 1 sharded, or CP > 1):
     // torchtitan casts to bf16 only inside FSDP's fully_shard, or with autocast when there is no
     // TP and no PP; otherwise it trains in fp32 (maybe_enable_amp).

@@ -74,6 +74,9 @@ const SoftwareStack kDeepSpeed{.name = "DeepSpeed",
 // torch CrossEntropyLoss over the training forward's logits (composer/metrics/nlp.py). FSDP
 // reduce-scatters each microbatch's gradient and adds the shard to the accumulated one in a
 // separate kernel; its mixed-precision mode (DEFAULT: fp32 reduction, PURE: bf16) is stated per run.
+// DEFAULT has reduced in fp32 since Composer 0.16.4 (commit d745fcb1b, 2023-10-10, "patch default"),
+// which llm-foundry required from its October 2023 benchmark table on (setup.py mosaicml>=0.16.4);
+// Composer 0.14 to 0.16.3 left reduce_dtype unset, which PyTorch FSDP takes as the bf16 param_dtype.
 // Composer frees the gradients (zero_grad(set_to_none=True)) rather than zeroing a buffer.
 const SoftwareStack kLlmFoundry{.name = "llm-foundry",
                                 .flash_version = 1,

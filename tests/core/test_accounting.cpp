@@ -137,15 +137,18 @@ TEST(ParameterCount, GemmaFamiliesMatchTheirReports) {
 }
 
 TEST(Flops, InterleavedWindowsAverageTheLayers) {
-    // Gemma 3's pattern: five windowed layers (512 keys) to one global. At 4096 tokens the layers
-    // count (5 x 512 + 4096) / 6 keys per query on average.
+    // Gemma 3's pattern 6 over its 26 layers: layers 5, 11, 17 and 23 (i + 1 a multiple of 6)
+    // global, the other 22 windowed (512 keys). At 4096 tokens the layers count
+    // (22 x 512 + 4 x 4096) / 26 keys per query on average.
     const ModelSpec m = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/gemma-3-1b-config.json");
-    EXPECT_DOUBLE_EQ(m.attended_keys(4096), (5.0 * 512 + 4096) / 6.0);
+    ASSERT_EQ(m.num_layers, 26);
+    const double keys = (22.0 * 512 + 4.0 * 4096) / 26.0;
+    EXPECT_DOUBLE_EQ(m.attended_keys(4096), keys);
     EXPECT_DOUBLE_EQ(m.attended_keys(256), 256.0);  // shorter than the window: every layer sees all
     ModelSpec full = m;
     full.sliding_window = 0;
     EXPECT_DOUBLE_EQ(flops_per_token(full, 4096).model - flops_per_token(m, 4096).model,
-                     12.0 * m.num_layers * m.q_size() * (4096 - (5.0 * 512 + 4096) / 6.0));
+                     12.0 * m.num_layers * m.q_size() * (4096 - keys));
 }
 
 TEST(ParameterCount, EmbeddingSplit) {

@@ -55,6 +55,10 @@ TEST(ModelSpec, PartialRotaryAndParallelResidualRead) {
         "num_attention_heads": 4, "vocab_size": 128, "parallel_attn": false, "new_decoder_architecture": )";
     EXPECT_FALSE(parse_model(json::parse(falcon + "false}"), "f.json").parallel_residual);
     EXPECT_TRUE(parse_model(json::parse(falcon + "true, \"num_kv_heads\": 2}"), "f.json").parallel_residual);
+    // configuration_falcon.py's multi_query defaults to true: one K/V head without the new
+    // decoder architecture unless the file says false.
+    EXPECT_EQ(parse_model(json::parse(falcon + "false}"), "f.json").num_kv_heads, 1);
+    EXPECT_EQ(parse_model(json::parse(falcon + "false, \"multi_query\": false}"), "f.json").num_kv_heads, 4);
     const auto llama = load_model(std::string(TESSEL_TEST_DATA_DIR) + "/hf/llama3-8b-config.json");
     EXPECT_DOUBLE_EQ(llama.rotary_percent, 1.0);
     EXPECT_FALSE(llama.parallel_residual);
@@ -302,6 +306,27 @@ TEST(ModelSpec, GemmaFamiliesDetected) {
         "vocab_size": 100, "sliding_window": 16, "layer_types": ["sliding_attention", "full_attention",
         "sliding_attention", "full_attention"]})"), "c.json");
     EXPECT_EQ(typed.sliding_window_pattern, 2);
+    // transformers makes layer i sliding when (i + 1) % pattern != 0: a pattern of 1, or every
+    // layer "full_attention", leaves no layer windowed; every layer "sliding_attention" windows
+    // them all; 3 global layers of 10 are 10 / 3 (rounded down) = 3, pattern 3.
+    auto gemma3 = [](const std::string& extra) {
+        return parse_model(json::parse(R"({"model_type": "gemma3_text", "num_hidden_layers": 10, "hidden_size": 64,
+            "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16, "intermediate_size": 128,
+            "vocab_size": 100, "sliding_window": 16, )" + extra + "}"), "c.json");
+    };
+    EXPECT_EQ(gemma3(R"("sliding_window_pattern": 1)").windowed_layer_fraction(), 0.0);
+    auto kinds = [](int full, int n) {
+        std::string s = R"("layer_types": [)";
+        for (int i = 0; i < n; ++i) s += std::string(i ? ", " : "") + (i < full ? "\"full_attention\"" : "\"sliding_attention\"");
+        return s + "]";
+    };
+    EXPECT_EQ(gemma3(kinds(10, 10)).windowed_layer_fraction(), 0.0);
+    EXPECT_EQ(gemma3(kinds(0, 10)).windowed_layer_fraction(), 1.0);
+    EXPECT_DOUBLE_EQ(gemma3(kinds(3, 10)).windowed_layer_fraction(), 0.7);
+    EXPECT_THROW(gemma3(kinds(3, 9)), InputError);  // one entry short
+    EXPECT_THROW(gemma3(R"("layer_types": ["full_attention", "chunked_attention", "full_attention", "full_attention",
+        "full_attention", "full_attention", "full_attention", "full_attention", "full_attention", "full_attention"])"),
+                 InputError);
     // The native format round-trips every field.
     const ModelSpec back = parse_model(to_json(g2), "c.json");
     EXPECT_EQ(back.activation, Activation::geglu);

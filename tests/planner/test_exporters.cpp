@@ -1183,6 +1183,16 @@ TEST(ExportMegatron, LayerFlagsFollowTheModelAndTheGpu) {
     ASSERT_FALSE(v100.gpu.flash_attention);
     EXPECT_NE(script(m, v100).text.find(" --transformer-impl local"), std::string::npos);
     EXPECT_EQ(script(m, a100).text.find("--transformer-impl"), std::string::npos);
+    // Its RMSNorm (WrappedTorchNorm) asserts persist_layer_norm off, which Megatron defaults on.
+    {
+        ModelSpec rms = m;
+        rms.norm = Norm::rmsnorm;
+        EXPECT_NE(script(rms, v100).text.find(" --transformer-impl local --no-persist-layer-norm"), std::string::npos);
+        ModelSpec ln = m;
+        ln.norm = Norm::layernorm;
+        EXPECT_EQ(script(ln, v100).text.find("--no-persist-layer-norm"), std::string::npos);  // LayerNorm: fused
+        EXPECT_EQ(script(rms, a100).text.find("--no-persist-layer-norm"), std::string::npos);
+    }
     // Every note stands in the script as a comment before its first command.
     m.out_bias = true;
     e = script(m, a100);

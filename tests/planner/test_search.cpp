@@ -442,6 +442,31 @@ TEST(Search, EmitTargetsKeepToWhatTheFrameworkRuns) {
     }
 }
 
+// torchtitan's parallelize_llama asserts seq_len % (2 x TP x CP) == 0, with or without CP; Megatron's
+// local layers (a V100) build RMSNorm as WrappedTorchNorm, which refuses sequence parallelism.
+TEST(Search, EmitTargetsRefuseWhatTheirLayersAssertAgainst) {
+    const ModelSpec m = load_model("llama3-8b");
+    const ClusterSpec c = resize_cluster(load_cluster("dgx-h100"), 16);
+    SearchOptions o;
+    o.top_k = 20;
+    o.framework = Framework::torchtitan;
+    const PlanRequest odd = complete_request(m, c, 0, 4100);  // 4100 = 4 x 1025: no TP above 2 divides 2 x TP
+    const auto torchtitan = search_plans(m, c, odd, o).best;
+    ASSERT_FALSE(torchtitan.empty());
+    for (const auto& r : torchtitan) EXPECT_EQ(4100 % (2 * r.plan.tp * r.plan.cp), 0) << r.plan.describe();
+    const ClusterSpec v100 = resize_cluster(load_cluster("dgx2-v100"), 16);
+    ASSERT_FALSE(v100.gpu.flash_attention);
+    o.framework = Framework::megatron;
+    const auto megatron = search_plans(m, v100, complete_request(m, v100, 0, 0), o).best;
+    ASSERT_FALSE(megatron.empty());
+    bool tensor_parallel = false;
+    for (const auto& r : megatron) {
+        EXPECT_FALSE(r.plan.sequence_parallel) << r.plan.describe();
+        tensor_parallel = tensor_parallel || r.plan.tp > 1;
+    }
+    EXPECT_TRUE(tensor_parallel);  // the rule removed SP, not TP
+}
+
 TEST(Search, TokensPerDollarMayUseFewerGpus) {
     const ClusterSpec c = resize_cluster(load_cluster("dgx-a100"), 64);
     EXPECT_EQ(world_sizes_to_search(c, 64, Objective::tokens_per_dollar), (std::vector<int>{64, 32, 16, 8}));

@@ -932,6 +932,13 @@ TEST(Validate, ZeroStageIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(stated_zero_stage("none (Megatron DDP impl 'local')"), std::nullopt);
     EXPECT_EQ(stated_zero_stage("zero-shot"), std::nullopt);
     EXPECT_EQ(stated_zero_stage("ZeRO++"), std::nullopt);
+    // NVIDIA's performance tables print FSDP as a 0/1 column: 0, or a denial, is no FSDP.
+    for (const char* off : {"FSDP=0 (DDP)", "FSDP: 0", "FSDP 0", "FSDP = 0", "no FSDP", "FSDP off", "FSDP disabled",
+                            "not FSDP", "use_megatron_fsdp=False", "FSDP column 0 (no FSDP)"})
+        EXPECT_EQ(stated_zero_stage(off), std::nullopt) << off;
+    EXPECT_EQ(stated_zero_stage("distributed optimizer, FSDP off"), 1);
+    for (const char* on : {"FSDP=1 (Megatron-FSDP)", "Megatron-FSDP, sharding group 64", "use_megatron_fsdp=True"})
+        EXPECT_EQ(stated_zero_stage(on), 3) << on;
 }
 
 TEST(Validate, RecomputeIsReadInTheWordsFrameworksUse) {
@@ -942,6 +949,9 @@ TEST(Validate, RecomputeIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(stated_recompute("activation checkpointing"), Recompute::full);
     EXPECT_EQ(stated_recompute("--recompute-method block"), Recompute::full);
     EXPECT_EQ(stated_recompute("true"), Recompute::full);
+    EXPECT_EQ(stated_recompute("AC every layer"), Recompute::full);  // torchtitan's "AC": activation checkpointing
+    EXPECT_EQ(stated_recompute("enabled"), Recompute::full);
+    EXPECT_EQ(stated_recompute("no AC"), Recompute::none);
     EXPECT_EQ(stated_recompute("none (-r 0)"), Recompute::none);
     EXPECT_EQ(stated_recompute("no activation checkpointing"), Recompute::none);
     EXPECT_EQ(stated_recompute("false"), Recompute::none);
@@ -1136,6 +1146,11 @@ TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     EXPECT_FALSE(fused("training log, 2022-06-20"));
     row["notes"] = "FlashAttention-2";
     EXPECT_TRUE(fused("Megatron-LM paper, 2021"));
+    // FlashAttention named only to be denied is the unfused kernel, whatever the date.
+    for (const char* denied : {"FlashAttention was not used (ALiBi)", "no FlashAttention", "attention: unfused"}) {
+        row["notes"] = denied;
+        EXPECT_FALSE(fused("Megatron-LM README, 2024")) << denied;
+    }
 }
 
 TEST(Validate, FrameworksAreKnownByTheirTrainersNamesToo) {
