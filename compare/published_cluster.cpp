@@ -97,7 +97,13 @@ GpuFigures parse_gpu_figures(const std::string& text) {
     return f;
 }
 
-std::optional<NodeNetwork> parse_interconnect(const std::string& text, int default_nics) {
+std::optional<NodeNetwork> parse_interconnect(const std::string& stated, int default_nics) {
+    // Counts in words ("four ConnectX-6 HCAs", "a single 100 Gbps NIC") as digits, and the adapter's
+    // model number dropped, so "ConnectX-6" counts no six adapters.
+    std::string text = std::regex_replace(stated, std::regex(R"(connectx-?\d+)", std::regex::icase), "ConnectX");
+    for (const auto& [word, digits] : {std::pair{"one", "1"}, {"single", "1"}, {"two", "2"}, {"four", "4"},
+                                        {"eight", "8"}, {"sixteen", "16"}})
+        text = std::regex_replace(text, std::regex(std::string(R"(\b)") + word + R"(\b)", std::regex::icase), digits);
     const std::string t = lowercase(text);
     std::smatch m;
     auto in_t = [&](const char* words) { return t.find(words) != std::string::npos; };  // t is lowercase
@@ -126,8 +132,13 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     // A count of network adapters anywhere in the text ("4 EDR HCAs", "2 x HDR200"), at most 32 a node.
     std::optional<int> count;
     const std::string adapters = R"((?:hcas?|nics?|adapters?|rails?|ports?))";
-    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x\s*)?(?:(?:hdr|ndr|edr|xdr|ib|infiniband|connectx-?\d*)\s*)?)" + adapters + R"(\b)")) ||
-        std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x|×)\s*(?:hdr|ndr|edr|xdr))")))
+    // The count may stand a few words before the adapters ("8 NVIDIA Mellanox 400 Gbps HDR InfiniBand
+    // HCAs", "1 100 Gbps NIC"), not across GPUs or a node ("8 GPUs per node and 4 NICs"), or before
+    // "per node" alone ("HDR (8 per node)").
+    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\b\s*(?:x\s*)?(?:(?!gpus?\b|per\b|nodes?\b)[a-z0-9./-]+\s+){0,6}?)" +
+                                           adapters + R"(\b)")) ||
+        std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x|×)\s*(?:hdr|ndr|edr|xdr))")) ||
+        std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:per|/)\s*node\b)")))
         count = std::stoi(m[1]);
     // No NIC port runs faster than 800 Gb/s (NVIDIA ConnectX-8 SuperNIC datasheet: up to 800 Gb/s):
     // a larger rate is the node's total, and where a text gives a port's rate and the node's
@@ -143,7 +154,7 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
     }
     // "8 HCAs per node" says how many a node has, not that the rate is the node's.
     const std::string per_node_said =
-        std::regex_replace(t, std::regex(R"((?:)" + adapters + R"(|gpus?)\s*(?:per|/|a)\s*node)"), "");
+        std::regex_replace(t, std::regex(R"((?:)" + adapters + R"(|gpus?|\b\d{1,2})\s*(?:per|/|a)\s*node)"), "");
     const bool whole_node = in_t("node-node") || in_t("node-to-node") || per_node_said.find("per node") != std::string::npos ||
                             word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa)") ||
                             (rate && !count && *rate > kFastestPortGbps);
@@ -152,14 +163,14 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& text, int defau
         return network(n, *rate * kGbpsToGBps / n);
     }
     if (rate && count) return network(*count, *rate * kGbpsToGBps);
-    // The technology's port rate: InfiniBand NDR 400, HDR 200, EDR 100 Gb/s; Omni-Path 100 Gb/s.
+    // A stated rate is the port's ("400 Gbps HDR": the rate, not HDR's 200); otherwise the
+    // technology's port rate: InfiniBand NDR 400, HDR 200, EDR 100 Gb/s; Omni-Path 100 Gb/s.
     double port = 0;
-    if (word(R"(\bndr)")) port = 400;
+    if (rate) port = *rate;
+    else if (word(R"(\bndr)")) port = 400;
     else if (word(R"(\bhdr)")) port = 200;
     else if (word(R"(\bedr)")) port = 100;
     else if (in_t("omni-path") || in_t("omnipath")) port = 100;
-    // A rate alone ("RoCE 200 Gbps", "100GbE") is a port's, as a technology's is.
-    if (port == 0 && rate) port = *rate;
     if (port > 0) return network(count.value_or(nics), port * kGbpsToGBps);
     if (oversubscription > 0) return network(0, 0);
     return std::nullopt;

@@ -43,6 +43,18 @@ TEST(PublishedCluster, CountsRatesWholeNodeFiguresAndPortTechnologies) {
     EXPECT_FALSE(parse_interconnect("", 8).has_value());
 }
 
+TEST(PublishedCluster, CountsInWordsOrApartFromTheAdaptersAndAStatedRateOverTheTechnologys) {
+    // GPT-NeoX-20B's wording (Black et al. 2022): the adapter's model number is no count.
+    expect_network("four ConnectX-6 HCAs per node (200 Gb/s each)", 8, 4, 25.0);
+    expect_network("ConnectX-6 200Gb/s HDR (8 per node)", 4, 8, 25.0);
+    // A stated 400 Gb/s outranks HDR's nominal 200 (Nemotron-4 15B's report wording).
+    expect_network("8 NVIDIA Mellanox 400 Gbps HDR InfiniBand HCAs", 4, 8, 50.0);
+    expect_network("one 100 Gbps NIC per node", 8, 1, 12.5);
+    expect_network("a single 100 Gbps Ethernet NIC per node", 8, 1, 12.5);
+    // A count of GPUs is not one of NICs.
+    expect_network("8 GPUs per node and 4 NICs of 200 Gb/s", 8, 4, 25.0);
+}
+
 TEST(PublishedCluster, EthernetAndTerabitRatesAndARateAloneAreRead) {
     // 400G and 100GbE are Ethernet's gigabit rates; Tb/s a thousand of them.
     expect_network("8x400G RoCE", 4, 8, 50.0);
