@@ -111,8 +111,9 @@ void apply_tp_comm_overlap(SimulateOptions& o, Framework f, const std::string& f
                                      "overlap, --tp-comm-overlap), torchtitan (async TP, enable_async_tensor_parallel) or "
                                      "no framework: DeepSpeed overlaps no TP collective with its GEMMs",
                                      flag_context));
+    // torchtitan's async TP needs the compiled model, which the exporter turns on with it where TP
+    // runs (TP > 1) and the simulator prices there (layer_cost.cpp), not on a plan without TP.
     o.tp_comm_overlap = true;
-    if (f == Framework::torchtitan) o.fused_elementwise = true;  // async TP needs the compiled model
 }
 
 void check_tp_comm_overlap_gpu(Framework f, const GpuSpec& gpu, const std::string& cluster,

@@ -219,7 +219,10 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     L.parameters = layer_parameters_per_tp_rank(m, p.tp);
     // Elementwise traffic, in bytes, by the stack's kernels (OverlapOptions::fused_elementwise).
     // A pass reads and writes each tensor once; `Tr` tokens for what sequence parallelism splits.
-    const bool eager = !o.fused_elementwise;
+    // PyTorch's async TP (symmetric memory) runs only in a compiled model (torchtitan's
+    // maybe_enable_async_tp), whose elementwise ops Inductor fuses, wherever TP runs overlapped.
+    const bool compiled_for_async_tp = o.tp_comm_overlap && o.tp_overlap_symmetric_memory && p.tp > 1;
+    const bool eager = !o.fused_elementwise && !compiled_for_async_tp;
     const bool swiglu = m.gated_mlp();  // SwiGLU or GeGLU: the same fused gated kernel's traffic
     const bool rope = m.position_embedding == PositionEmbedding::rope;
     const double mask = o.dropout ? Tr * h : 0.0;  // a 1-byte dropout mask per element
@@ -236,7 +239,7 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // backward casts the gradient up, forms the weight gradient (product and reduction) and the
     // input gradient through the weight, the scale and its per-token reduction, pow's backward and
     // the sum of the two input-gradient paths, and casts back: 2E + 80 bytes, 10 kernels.
-    const bool eager_rms = o.eager_rmsnorm && m.norm == Norm::rmsnorm;
+    const bool eager_rms = o.eager_rmsnorm && !compiled_for_async_tp && m.norm == Norm::rmsnorm;
     const double norm_f = (eager_rms ? 32.0 + 2.0 * E : 2.0 * E) * Tr * h;
     const double norm_b = (eager_rms ? 80.0 + 2.0 * E : (eager ? 5.0 : 4.0) * E) * Tr * h;
     const double norm_f_kernels = eager_rms ? 6.0 : 1.0;

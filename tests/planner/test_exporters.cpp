@@ -826,11 +826,25 @@ TEST(ExportTorchtitan, WritesAsyncTpAndTheCompileItNeedsWhereItWasPriced) {
     EXPECT_NE(no_tp.find("[compile]\nenable = false"), std::string::npos) << no_tp;
 
     // The simulator prices what the config runs: TP overlap and, for torchtitan, fused elementwise
-    // kernels; Megatron's elementwise kernels are fused already; DeepSpeed has no such overlap.
+    // kernels where TP runs (the compiled model) and eager ones without TP, as the config leaves
+    // compile off there; Megatron's elementwise kernels are fused already; DeepSpeed has no such
+    // overlap.
     SimulateOptions tt = simulate_options_for(Framework::torchtitan, Precision::bf16);
     ASSERT_FALSE(tt.fused_elementwise);
     apply_tp_comm_overlap(tt, Framework::torchtitan, "test");
-    EXPECT_TRUE(tt.tp_comm_overlap && tt.fused_elementwise);
+    EXPECT_TRUE(tt.tp_comm_overlap);
+    SimulateOptions tt_plain = simulate_options_for(Framework::torchtitan, Precision::bf16), tt_compiled = tt_plain;
+    tt_compiled.fused_elementwise = true;
+    const ClusterSpec node = resize_cluster(c, 8);
+    Plan no_tp_step = make_plan(1, 1, 8, 1, 1, 8, 8192, 1, 3, Recompute::full);
+    no_tp_step.zero_stage = 3;
+    EXPECT_DOUBLE_EQ(simulate(m, node, no_tp_step, tt).step_time_s, simulate(m, node, no_tp_step, tt_plain).step_time_s);
+    Plan tp_step = make_plan(8, 1, 1, 1, 1, 8, 8192, 1, 3, Recompute::full, true);
+    tp_step.zero_stage = 0;
+    SimulateOptions tt_overlap_compiled = tt;
+    tt_overlap_compiled.fused_elementwise = true;
+    EXPECT_DOUBLE_EQ(simulate(m, node, tp_step, tt).step_time_s, simulate(m, node, tp_step, tt_overlap_compiled).step_time_s);
+    EXPECT_LT(simulate(m, node, tp_step, tt).step_time_s, simulate(m, node, tp_step, tt_plain).step_time_s);
     SimulateOptions mg = simulate_options_for(Framework::megatron, Precision::bf16);
     apply_tp_comm_overlap(mg, Framework::megatron, "test");
     EXPECT_TRUE(mg.tp_comm_overlap && mg.fused_elementwise);
