@@ -176,6 +176,23 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         return r.integer(*keys.begin(), std::nullopt, min);  // throws naming the first key
     };
 
+    // The keys this file names its widths by, for the messages below: GPT-2's n_embd and n_head,
+    // Falcon's n_embed, n_head and n_head_kv where the file uses them.
+    auto key_of = [&](std::initializer_list<const char*> keys) {
+        for (const char* k : keys)
+            if (r.has(k)) return std::string(k);
+        return std::string(*keys.begin());
+    };
+    std::string hidden_key = "hidden_size", heads_key = "num_attention_heads", kv_key = "num_key_value_heads";
+    if (type == "gpt2") {
+        hidden_key = key_of({"n_embd", "hidden_size"});
+        heads_key = key_of({"n_head", "num_attention_heads"});
+    } else if (type == "falcon" || type == "RefinedWeb" || type == "RefinedWebModel") {
+        hidden_key = key_of({"hidden_size", "n_embed"});
+        heads_key = key_of({"num_attention_heads", "n_head"});
+        kv_key = key_of({"num_kv_heads", "n_head_kv"});
+    }
+
     if (type == "gpt2") {
         m.num_layers = int(first_int({"n_layer", "num_hidden_layers"}, std::nullopt));
         m.hidden_size = int(first_int({"n_embd", "hidden_size"}, std::nullopt));
@@ -353,9 +370,11 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         if (every_layer_global) m.sliding_window = m.sliding_window_pattern = 0;
     }
     if (m.hidden_size % m.num_attention_heads != 0 && !r.has("head_dim"))
-        throw input_error(file, "hidden_size",
-                          fmt::format("a multiple of num_attention_heads ({})", m.num_attention_heads),
+        throw input_error(file, hidden_key, fmt::format("a multiple of {} ({})", heads_key, m.num_attention_heads),
                           std::to_string(m.hidden_size));
+    if (m.num_kv_heads > m.num_attention_heads || m.num_attention_heads % m.num_kv_heads != 0)
+        throw input_error(file, kv_key, fmt::format("a divisor of {} ({})", heads_key, m.num_attention_heads),
+                          std::to_string(m.num_kv_heads));
     m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1, kMaxHeads));
     // RoPE base: top-level rope_theta (older configs, GPT-NeoX's rotary_emb_base) or
     // transformers v5's rope_parameters.rope_theta.

@@ -354,6 +354,14 @@ TEST(ModelSpec, SizesWhoseProductsOverflowAreRefused) {
     EXPECT_NE(message(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
         "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 100})").find("'num_key_value_heads'"),
               std::string::npos);
+    // GPT-2's and Falcon's own names for the widths, where the file uses them.
+    const std::string gpt2 = message(R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 770, "n_head": 12, "vocab_size": 100})");
+    EXPECT_NE(gpt2.find("'n_embd'"), std::string::npos) << gpt2;
+    EXPECT_NE(gpt2.find("n_head (12)"), std::string::npos) << gpt2;
+    const std::string rw = message(R"({"model_type": "RefinedWeb", "n_layer": 2, "n_embed": 64, "n_head": 4, "n_head_kv": 3,
+        "vocab_size": 100})");
+    EXPECT_NE(rw.find("'n_head_kv'"), std::string::npos) << rw;
+    EXPECT_EQ(rw.find("num_key_value_heads"), std::string::npos) << rw;
     EXPECT_EQ(message(R"({"num_layers": 126, "hidden_size": 16384, "num_attention_heads": 128, "num_kv_heads": 8,
         "ffn_hidden_size": 53248, "vocab_size": 128256})"), "accepted");  // Llama 3.1 405B
 }
