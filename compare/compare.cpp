@@ -109,7 +109,7 @@ std::vector<std::string> model_differences(const json& a, const json& b, const s
                                   {"sliding_window", 0},        {"sliding_window_pattern", 0},
                                   {"sandwich_norms", false},    {"logit_softcap", false},  {"rotary_percent", 1.0},
                                   {"parallel_residual", false}, {"linear_bias", false},    {"qkv_bias", false},
-                                  {"shared_norm", false}};
+                                  {"shared_norm", false},       {"full_attention_layers", -1}};
     return differences("model", a, b,
                        {"name", "seq_length", "norm_epsilon", "rope_theta", "rope_scaling_type", "rope_scaling_factor",
                         "rope_scaling_low_freq_factor", "rope_scaling_high_freq_factor", "rope_scaling_original_context"},

@@ -96,6 +96,7 @@ ModelSpec parse_native(const json& j, const std::string& file) {
     m.qk_norm = qk == "per_head" ? QkNorm::per_head : qk == "full_width" ? QkNorm::full_width : QkNorm::none;
     m.sliding_window = int(r.integer("sliding_window", 0, 0, kMaxSeqLength));
     m.sliding_window_pattern = int(r.integer("sliding_window_pattern", 0, 0, kMaxNumLayers));
+    if (r.has("full_attention_layers")) m.full_attention_layers = int(r.integer("full_attention_layers", std::nullopt, 0, kMaxNumLayers));
     m.sandwich_norms = r.boolean("sandwich_norms", false);
     m.logit_softcap = r.boolean("logit_softcap", false);
     m.rotary_percent = r.number("rotary_percent", 1.0, 0.0, 1.0);
@@ -323,49 +324,60 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         // soft-cap runs inside the fused kernel and is not priced.
         // A pattern of 1 makes every layer global (transformers: sliding when (i + 1) % pattern).
         bool every_layer_global = false;
-        if (type == "gemma2" || type == "gemma3_text") {
+        // A count of global layers, kept as such (the simulator averages the layers, so only the
+        // count matters) and as the pattern whose num_layers / pattern come nearest to it, for
+        // Megatron's --window-attn-skip-freq.
+        auto keep_global_layers = [&](int full) {
+            every_layer_global = full >= m.num_layers;
+            m.full_attention_layers = every_layer_global ? -1 : std::max(0, full);
+            if (full <= 0) m.sliding_window_pattern = 0;
+            else if (!every_layer_global) {
+                int best = 2;
+                for (int p = 2; p <= m.num_layers; ++p)
+                    if (std::abs(m.num_layers / p - full) < std::abs(m.num_layers / best - full)) best = p;
+                m.sliding_window_pattern = best;
+            }
+        };
+        const bool gemma_windows = type == "gemma2" || type == "gemma3_text";
+        // Qwen2/3 list a sliding_window that applies only with use_sliding_window, and then to the
+        // layers from max_window_layers on (transformers' Qwen2Config: layer i slides when
+        // use_sliding_window and i >= max_window_layers, 28 by default).
+        const bool window_switch = type == "qwen2" || type == "qwen3";
+        bool windowed = !window_switch;
+        if (gemma_windows) {
             m.sandwich_norms = true;
             m.sliding_window_pattern = type == "gemma2" ? 2 : 6;
             if (r.has("sliding_window_pattern")) m.sliding_window_pattern = int(r.integer("sliding_window_pattern", 6, 1, kMaxNumLayers));
             every_layer_global = m.sliding_window_pattern == 1;
-            if (r.has("layer_types")) {
-                // transformers v4.53+: one entry per layer, which its layer_type_validation checks.
-                const json& types = r.raw("layer_types");
-                if (!types.is_array() || types.size() != std::size_t(m.num_layers))
-                    throw input_error(file, "layer_types",
-                                      fmt::format("an array of {} entries (one per layer)", m.num_layers),
-                                      describe_json_value(types));
-                int full = 0;
-                for (const auto& t : types) {
-                    if (t != "full_attention" && t != "sliding_attention")
-                        throw input_error(file, "layer_types", "\"full_attention\" or \"sliding_attention\" per layer",
-                                          describe_json_value(t));
-                    full += t == "full_attention";
-                }
-                // The simulator averages the layers, so only the count of global ones matters: the
-                // pattern whose num_layers / pattern global layers come nearest to it.
-                every_layer_global = full == m.num_layers;
-                if (full == 0) m.sliding_window_pattern = 0;
-                else if (!every_layer_global) {
-                    int best = 2;
-                    for (int p = 2; p <= m.num_layers; ++p)
-                        if (std::abs(m.num_layers / p - full) < std::abs(m.num_layers / best - full)) best = p;
-                    m.sliding_window_pattern = best;
-                }
+        }
+        if (window_switch && r.has("use_sliding_window") && r.boolean("use_sliding_window")) {
+            windowed = true;
+            keep_global_layers(int(r.integer("max_window_layers", 28, 0, kMaxNumLayers)));
+        }
+        r.ignore({"use_sliding_window", "max_window_layers"});
+        if ((gemma_windows || window_switch) && r.has("layer_types")) {
+            // transformers v4.53+: one entry per layer, which its layer_type_validation checks;
+            // it outranks the pattern and the switch.
+            const json& types = r.raw("layer_types");
+            if (!types.is_array() || types.size() != std::size_t(m.num_layers))
+                throw input_error(file, "layer_types", fmt::format("an array of {} entries (one per layer)", m.num_layers),
+                                  describe_json_value(types));
+            int full = 0;
+            for (const auto& t : types) {
+                if (t != "full_attention" && t != "sliding_attention")
+                    throw input_error(file, "layer_types", "\"full_attention\" or \"sliding_attention\" per layer",
+                                      describe_json_value(t));
+                full += t == "full_attention";
             }
+            windowed = full < m.num_layers;
+            keep_global_layers(full);
         }
         if (r.has("final_logit_softcapping") && r.raw("final_logit_softcapping").is_number())
             m.logit_softcap = r.number("final_logit_softcapping") > 0;
         r.ignore({"final_logit_softcapping", "attn_logit_softcapping", "query_pre_attn_scalar", "rope_local_base_freq"});
-        // Sliding-window attention: Mistral 7B v0.1 (4096) and Phi-3 set sliding_window; Qwen2/3
-        // list one that applies only with use_sliding_window, and then only above
-        // max_window_layers, a per-layer mix that is not modelled.
-        const bool window_switch = type == "qwen2" || type == "qwen3";
-        if (window_switch && r.has("use_sliding_window") && r.boolean("use_sliding_window"))
-            throw input_error(file, "use_sliding_window",
-                              "false (sliding windows on some layers only are not modelled)", "true");
-        r.ignore({"use_sliding_window", "max_window_layers"});
-        if (!window_switch && r.has("sliding_window") && !r.raw("sliding_window").is_null())
+        // Sliding-window attention: Mistral 7B v0.1 (4096) and Phi-3 set sliding_window; Qwen2/3 where
+        // a layer slides.
+        if (windowed && r.has("sliding_window") && !r.raw("sliding_window").is_null())
             m.sliding_window = int(r.integer("sliding_window", std::nullopt, 0, kMaxSeqLength));
         if (every_layer_global) m.sliding_window = m.sliding_window_pattern = 0;
     }
@@ -467,6 +479,7 @@ json to_json(const ModelSpec& m) {
     if (m.qk_norm != QkNorm::none) j["qk_norm"] = to_string(m.qk_norm);
     if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
     if (m.sliding_window_pattern > 0) j["sliding_window_pattern"] = m.sliding_window_pattern;
+    if (m.sliding_window > 0 && m.full_attention_layers >= 0) j["full_attention_layers"] = m.full_attention_layers;
     if (m.sandwich_norms) j["sandwich_norms"] = true;
     if (m.logit_softcap) j["logit_softcap"] = true;
     if (m.rotary_percent != 1.0) j["rotary_percent"] = m.rotary_percent;

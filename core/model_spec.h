@@ -1,6 +1,7 @@
 // ModelSpec: the shape of a decoder-only transformer, read from tessel's native JSON or from a
 // Hugging Face config.json (Llama, Mistral, Qwen2, GPT-2, GPT-NeoX, Falcon), detected by its keys.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -40,6 +41,10 @@ struct ModelSpec {
     // transformers' Gemma 2 (2) and 3 (6) and Megatron's --window-attn-skip-freq lay them out;
     // 0 or 1: every layer is windowed.
     int sliding_window_pattern = 0;
+    // With a window: how many layers attend to the whole sequence, where a config counts them
+    // rather than giving a pattern (transformers' layer_types; Qwen2's layers below
+    // max_window_layers); -1: the pattern's count.
+    int full_attention_layers = -1;
     bool sandwich_norms = false;     // a norm after the attention and after the MLP as well (Gemma 2 and 3)
     bool logit_softcap = false;      // the logits pass through c * tanh(x / c) before the loss (Gemma 2)
     // Share of each head's dimensions RoPE rotates (GPT-NeoX/Pythia's rotary_pct 0.25, Phi-2's
@@ -83,6 +88,8 @@ struct ModelSpec {
     // num_layers / pattern (rounded down) global ones.
     double windowed_layer_fraction() const {
         if (sliding_window <= 0) return 0.0;
+        if (full_attention_layers >= 0 && num_layers > 0)
+            return double(num_layers - std::min(full_attention_layers, num_layers)) / num_layers;
         if (sliding_window_pattern <= 1 || num_layers <= 0) return 1.0;
         const int global = num_layers / sliding_window_pattern;
         return double(num_layers - global) / num_layers;

@@ -181,6 +181,15 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
         e.notes.push_back("--tp-comm-overlap, as the plan was priced: Transformer Engine's userbuffers run the TP "
                           "all-gathers and reduce-scatters beside their GEMMs (Transformer Engine built with them; "
                           "the TP group inside one node)");
+    // A count of full-attention layers no pattern gives (Qwen2's max_window_layers, a layer_types
+    // list): --window-attn-skip-freq writes the nearest pattern.
+    if (m.sliding_window > 0 && m.full_attention_layers >= 0) {
+        const int pattern_full = m.sliding_window_pattern > 1 ? m.num_layers / m.sliding_window_pattern : 0;
+        if (pattern_full != m.full_attention_layers)
+            e.notes.push_back(fmt::format("the model attends to the whole sequence in {} of its {} layers, priced so; "
+                                          "--window-attn-skip-freq {} gives {} of them",
+                                          m.full_attention_layers, m.num_layers, m.sliding_window_pattern, pattern_full));
+    }
     if (p.tp > m.num_kv_heads)
         e.notes.push_back(fmt::format("TP {} exceeds the {} KV heads: each TP rank keeps a replicated KV head, which "
                                       "needs Megatron-Core >= 0.16 (num_query_groups a divisor of TP)",

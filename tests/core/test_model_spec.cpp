@@ -252,15 +252,21 @@ TEST(ModelSpec, SlidingWindowsRead) {
         "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100,
         "sliding_window": null})"), "c.json");
     EXPECT_EQ(v03.sliding_window, 0);
-    // Qwen2/3 windows on the upper layers only: refused, naming the switch.
-    try {
-        parse_model(json::parse(R"({"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 64,
+    // Qwen2/3 window the layers from max_window_layers on (transformers' Qwen2Config: layer i
+    // slides when use_sliding_window and i >= max_window_layers): of 8 layers with 6 below the
+    // mark, 2 windowed; a mark at or above the depth windows none, 0 all of them.
+    auto qwen = [](const std::string& mark) {
+        return parse_model(json::parse(R"({"model_type": "qwen2", "num_hidden_layers": 8, "hidden_size": 64,
             "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "use_sliding_window": true,
-            "sliding_window": 32, "max_window_layers": 1})"), "c.json");
-        FAIL();
-    } catch (const InputError& e) {
-        EXPECT_NE(std::string(e.what()).find("use_sliding_window"), std::string::npos) << e.what();
-    }
+            "sliding_window": 32)" + mark + "}"), "c.json");
+    };
+    const ModelSpec upper = qwen(R"(, "max_window_layers": 6)");
+    EXPECT_EQ(upper.sliding_window, 32);
+    EXPECT_DOUBLE_EQ(upper.windowed_layer_fraction(), 2.0 / 8.0);
+    EXPECT_EQ(qwen(R"(, "max_window_layers": 8)").windowed_layer_fraction(), 0.0);
+    EXPECT_EQ(qwen(R"(, "max_window_layers": 0)").windowed_layer_fraction(), 1.0);
+    EXPECT_EQ(qwen("").windowed_layer_fraction(), 0.0);  // the default mark, 28, is above 8 layers
+    EXPECT_DOUBLE_EQ(parse_model(to_json(upper), "c.json").windowed_layer_fraction(), 2.0 / 8.0);  // native keeps the count
 }
 
 TEST(ModelSpec, HuggingFaceModelFolderReadsItsConfig) {
