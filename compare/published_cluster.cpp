@@ -228,6 +228,12 @@ ClusterSpec published_cluster(const std::string& gpu_type, const std::string& in
     if (stated.memory_GiB > 0) c.gpu.memory_GiB = stated.memory_GiB;
     if (stated.memory_bandwidth_GBps > 0) c.gpu.memory_bandwidth_GBps = stated.memory_bandwidth_GBps;
     if (stated.power_limit_W > 0) c.gpu.power_limit_W = stated.power_limit_W;
+    // An NVL72 rack's NVLink domain is the rack: the 4 GPUs of a compute tray (the recipes'
+    // GPUS_PER_NODE) are no node of its network, and a stated 72 that the GPU count does not fill
+    // is the share of each rack the run took, as when unstated (below).
+    const bool rack = std::string(preset) == "gb200-nvl72" || std::string(preset) == "gb300-nvl72";
+    if (rack && (gpus_per_node == 4 || (gpus_per_node == c.gpus_per_node && num_gpus % gpus_per_node != 0)))
+        gpus_per_node = 0;
     // A run whose GPU count does not fill whole nodes and that states no node size took the same
     // number of each node: the largest that divides its count (64 of an NVL72 rack for 128 or 2496
     // GPUs).

@@ -59,7 +59,9 @@ bool denied_after(const std::string& t, std::size_t end) {
 }  // namespace
 
 bool affirmed(const std::string& text, const std::string& pattern) {
-    const std::string t = lowercase(text);
+    // Quotation marks do not break a denial ("without 'FlashAttention'"): read as spaces.
+    std::string t = lowercase(text);
+    std::replace_if(t.begin(), t.end(), [](char ch) { return ch == '"' || ch == '`' || ch == '\''; }, ' ');
     const std::regex re(pattern, std::regex::icase);
     for (std::sregex_iterator it(t.begin(), t.end(), re), end; it != end; ++it) {
         const std::size_t start = std::size_t(it->position(0));

@@ -50,18 +50,20 @@ const std::vector<std::string>& validation_rules() {
         "R3 memory sharding: \"ZeRO-k\" (also \"ZeRO k\", \"ZeRO stage k\", zero_stage k, or a stage named beside "
         "ZeRO: \"ZeRO++ (stage 3)\") = stage k; FSDP / FULL_SHARD / HYBRID_SHARD / HSDP / \"fully sharded\" = ZeRO-3 (FSDP the text "
         "denies is none: \"FSDP: 0\" or \"FSDP 0\" as NVIDIA's tables print their 0/1 column, \"no FSDP\", \"FSDP off\", "
-        "use_megatron_fsdp=False), "
+        "use_megatron_fsdp=False), Colossal-AI's Gemini = ZeRO-3, "
         "SHARD_GRAD_OP, _HYBRID_SHARD_ZERO2 and FSDP2's reshard_after_forward false = ZeRO-2, NO_SHARD = 0; \"stage k\" "
         "as the field's first words or beside DeepSpeed's name, a stage in words (\"ZeRO stage two\") or a bare "
         "digit = stage k; Megatron's distributed optimizer (--use-distributed-optimizer, "
-        "NeMo's distributed_fused_adam) and fairscale's optimizer state sharding (OSS) = ZeRO-1; \"none\" = 0; null "
+        "NeMo's distributed_fused_adam, dist-opt) and fairscale's optimizer state sharding (OSS) = ZeRO-1; \"none\" = 0; null "
         "= 0, except that --overlap-param-gather (which Megatron accepts only with --use-distributed-optimizer) "
         "implies ZeRO-1. CPU or NVMe offload (ZeRO-Offload, ZeRO-Infinity) is not modelled: such a row is listed "
         "as not modelled (offload the text denies, \"no CPU offload\" or cpu_offload=False, is none).",
         "R4 recompute: \"full...\" = full, \"selective...\" = selective (Megatron: the attention core), \"none\" "
         "(or no, false, off, \"no activation checkpointing\") or null = none; checkpointing named without a "
         "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
-        "true, enabled, \"grad ckpt\", \"AC every layer\") = full; a granularity or checkpointing the text denies (\"w/o recomputation\", \"full "
+        "true, enabled, \"grad ckpt\", \"AC every layer\", remat) = full; torchtitan's SAC = selective; a recompute "
+        "or checkpointing key set to nothing (activations_checkpoint_method: null, recompute_granularity None, "
+        "\"recompute layers = 0\") = none; a granularity or checkpointing the text denies (\"w/o recomputation\", \"full "
         "recomputation is not used\") is not taken; with --recompute-method block and --recompute-num-layers N "
         "(Megatron-LM's earlier --activations-checkpoint-method/-num-layers, NeMo's recompute_layers N or "
         "activations_checkpoint_* keys, or in words: \"block method, 4 layers\") only the first N layers of each "
@@ -97,7 +99,7 @@ const std::vector<std::string>& validation_rules() {
         "Megatron-Core's DistributedDataParallelConfig grad_reduce_in_fp32 false, as NeMo's fp8 recipes set it); a row "
         "naming grad_reduce_in_fp32 or accumulate_allreduce_grads_in_fp32 true reduces in fp32.",
         "R9 cluster: the GPU names the preset (V100 -> dgx2-v100, a DGX-2H's 450 W V100 at its 130 FP16 TFLOP/s, A100 PCIe -> pcie-a100, A100 40GB -> "
-        "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, GH200 -> dgx-h200 with the GH200's 96 GB (or 144 GB HBM3e) and NVLink-C2C to its CPU, H100 NVL and H200 NVL -> that preset with the NVL card's datasheet peaks, memory and PCIe between GPUs, B200 -> dgx-b200, GB200 -> gb200-nvl72, B300 -> dgx-b300, GB300 -> gb300-nvl72), with the row's gpus_per_node (for a GB200 or GB300 NVL72 rack, the GPUs a run takes of its NVLink domain) and the node network its "
+        "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, GH200 -> dgx-h200 with the GH200's 96 GB (or 144 GB HBM3e) and NVLink-C2C to its CPU, H100 NVL and H200 NVL -> that preset with the NVL card's datasheet peaks, memory and PCIe between GPUs, B200 -> dgx-b200, GB200 -> gb200-nvl72, B300 -> dgx-b300, GB300 -> gb300-nvl72), with the row's gpus_per_node (for a GB200 or GB300 NVL72 rack, the GPUs a run takes of its NVLink domain: a compute tray's 4, or 72 that the GPU count does not fill, is read as unstated) and the node network its "
         "interconnect states (NIC count and rate in bits per second, 400G and 100GbE and Tb/s included, a whole-node "
         "figure, the port rate of HDR/NDR/EDR InfiniBand or Omni-Path where no rate is stated, or a rate alone as a "
         "port's; a count in words (\"four HCAs\", \"a single NIC\"), up to six words before the adapters or before "
@@ -116,7 +118,8 @@ const std::vector<std::string>& validation_rules() {
         "divides the total.",
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
         "source's own FLOP count (a definition that says it counts recomputation: includes ... recomputation, "
-        "incl. recomputation, counting the recomputed forward, HFU-like, hardware FLOPs, Megatron's eq. 3, in "
+        "incl. recomputation, counting the recomputed forward, HFU-like, hardware FLOPs, Megatron's eq. 3 cited or "
+        "written out (96 B s l h^2 ..., \"eq. (3)\", four passes, the extra forward pass), in "
         "a clause that does not define HFU or MFU, and nowhere \"without\" or \"excluding\" recomputation) is "
         "compared with tessel's hardware FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU, "
         "else HFU (MFU times hardware over model FLOPs); an fp8 run's MFU or HFU is taken against the fp8 peak "
@@ -129,8 +132,9 @@ const std::vector<std::string>& validation_rules() {
         "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone; a date the "
         "text marks as when it was read (accessed, retrieved, visited, fetched or downloaded, in the same clause "
         "or bracket) is not the run's. A row that "
-        "names its attention says which: \"unfused attention\" (or FlashAttention named only to be denied: \"no "
-        "FlashAttention\", \"FlashAttention was not used\"), or a fused kernel R12 names. Unnamed on a GPU "
+        "names its attention says which: \"unfused attention\" (or standard, naive, eager or vanilla PyTorch attention, "
+        "or FlashAttention named only to be denied: \"no FlashAttention\", \"FlashAttention was not used\", quoted or "
+        "not), or a fused kernel R12 names. Unnamed on a GPU "
         "that runs no fused kernel (the cluster's gpu.flash_attention false: Volta), unfused.",
         "R12 kernels of the stack (the framework the source names first, a publisher's name (MosaicML) only "
         "where it names no software: DeepSpeed or GPT-NeoX, which runs "
@@ -180,7 +184,8 @@ const std::vector<std::string>& validation_rules() {
         "DeepSpeed's pipeline engine neither interleaves nor shards past ZeRO-1 with pipeline stages, and has no "
         "Megatron-style sequence parallelism; Megatron-LM, and a run whose framework is not named, may recompute "
         "only the first layers of each chunk, the fewest that fit, as the planner searches it). The row's "
-        "assumptions name the values taken.",
+        "assumptions name the values taken. Where no setting fits either, the one that needs least memory is taken "
+        "(nearer the run than the defaults), and the row is reported as not fitting.",
         "R16 memory: a row's memory_gb is the peak memory per GPU its source measured, in GiB where the row's "
         "notes or throughput definition name GiB (torchtitan prints the allocator's peak reservation in GiB), "
         "else in GB (10^9 bytes); it is compared with the predicted peak, never used to predict, and a value "
@@ -345,7 +350,9 @@ std::optional<int> stated_zero_stage(const std::string& text) {
     // NVIDIA's performance tables), "no FSDP", "FSDP off", "use_megatron_fsdp=False".
     static const std::regex fsdp_zero(R"(fsdp(?:\s+column)?\s*[:=]?\s*(?:0|false|no|off|none)\b)", std::regex::icase);
     const bool fsdp_named = !std::regex_search(text, fsdp_zero) && affirmed(text, R"(fsdp|\bhsdp\b|fully[\s_-]shard)");
-    if (fsdp_named || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD")) return 3;
+    // Colossal-AI's Gemini shards parameters, gradients and optimizer states in chunks: ZeRO-3.
+    if (fsdp_named || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD") || affirmed(text, R"(\bgemini\b)"))
+        return 3;
     // The leftmost stage named: "ZeRO-1", "ZeRO 3", "ZeRO stage 2", "zero_stage: 1", "ZeRO3"; in a
     // text that names ZeRO, a stage named apart from it ("ZeRO++ (stage 3)", "ZeRO-Offload, stage 2").
     // The stage in words too ("ZeRO stage two"); a bare stage number is the field's whole text ("2").
@@ -374,7 +381,8 @@ std::optional<int> stated_zero_stage(const std::string& text) {
     if (std::regex_search(text, oss)) return 1;
     // Megatron's distributed optimizer (--use-distributed-optimizer; NeMo's mcore_distributed_optim
     // and distributed_fused_adam) shards the optimizer state: ZeRO-1.
-    for (const char* name : {"distributed optim", "distributed-optim", "distributed_optim", "distributed_fused_adam"})
+    for (const char* name : {"distributed optim", "distributed-optim", "distributed_optim", "distributed_fused_adam", "dist-opt",
+                             "dist_opt", "distopt"})
         if (contains(text, name)) return 1;
     return std::nullopt;
 }
@@ -400,13 +408,18 @@ std::optional<Recompute> stated_recompute(const std::string& text) {
     if (text.empty()) return std::nullopt;
     // A granularity counts where the text does not deny it ("full recomputation is not used").
     if (affirmed(text, R"(\bfull)")) return Recompute::full;
-    if (affirmed(text, R"(\bselective|\bsel\.)")) return Recompute::selective;
+    if (affirmed(text, R"(\bselective|\bsel\.|\bsac\b)")) return Recompute::selective;  // torchtitan's SAC
     static const std::regex negated(R"(^\s*(none|no|false|off|disabled|0)\b|\bno (activation|recompute|checkpoint))",
                                     std::regex::icase);
     if (std::regex_search(text, negated)) return Recompute::none;
+    // A configuration key set to nothing: NeMo's activations_checkpoint_granularity / _method null,
+    // Megatron's recompute_granularity None, "recompute layers = 0".
+    static const std::regex unset(R"((?:checkpoint|recompute|remat)\w*(?:\s+layers)?\s*[:=]?\s*(?:null|none|0|false|off)\b)",
+                                  std::regex::icase);
+    if (std::regex_search(text, unset)) return Recompute::none;
     // Checkpointing named without a granularity: Megatron's --checkpoint-activations and its
     // --recompute-method uniform/block re-run whole layers, as DeepSpeed's and FSDP's wrappers do.
-    if (affirmed(text, R"(checkpoint|\bckpt|recompute|recomputation|rematerial|\buniform\b|\bblock\b|\bac\b|every\s+(?:layer|block)|^\s*(true|yes|on|enabled?)\b)"))
+    if (affirmed(text, R"(checkpoint|\bckpt|recompute|recomputation|rematerial|\bremat\b|\buniform\b|\bblock\b|\bac\b|every\s+(?:layer|block)|^\s*(true|yes|on|enabled?)\b)"))
         return Recompute::full;
     return Recompute::none;
 }
@@ -473,7 +486,9 @@ bool counts_recomputation(const std::string& definition) {
     }
     return affirmed(about_tflops,
                     R"(includ\w*\s+(?:\S+\s+){0,8}?(?:recomput|rematerial|activation\s+checkpoint)|\bincl\.?\s+(?:\S+\s+){0,3}?recomput|)"
-                    R"(\bcount\w*\s+(?:the\s+)?recomput|\bhfu[- ](?:like|style|type)|\bhardware\s+(?:t(?:era)?)?flop|megatron\S*\s+eq\.?\s*\(?3\b)");
+                    R"(\bcount\w*\s+(?:the\s+)?recomput|\bhfu[- ](?:like|style|type)|\bhardware\s+(?:t(?:era)?)?flop|megatron\S*\s+eq\.?\s*\(?3\b|)"
+                    // Narayanan et al. 2021's eq. (3), 96 B s l h^2 (...): four passes, the recomputed forward among them.
+                    R"(\b96\s*\*?\s*b\s*\*?\s*s\s*\*?\s*l\s*\*?\s*h|\beq(?:uation)?\.?\s*\(3\)|narayanan[^;]{0,40}\b(?:4|four)\s+passes|extra\s+forward\s+pass)");
 }
 
 // Implied MFU of a step time, under tessel's FLOP count (accounting.h) and the plan's peak.
@@ -842,7 +857,9 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     static const char* kFlashAttention = R"(flash[\s_-]?att(?:ention|n))";
     const bool flash_denied = std::regex_search(stated, std::regex(kFlashAttention, std::regex::icase)) &&
                               !affirmed(stated, kFlashAttention);
-    static const std::regex unfused_kernel(R"(unfused attention|attention\s*[:=]\s*unfused)", std::regex::icase);
+    static const std::regex unfused_kernel(
+        R"(unfused attention|attention\s*[:=]\s*unfused|(?:standard|naive|eager|vanilla)\s+(?:pytorch\s+)?attention\b)",
+        std::regex::icase);
     if (std::regex_search(stated, unfused_kernel) || flash_denied) o.fused_attention = false;
     else if (names_flash2 || names_cudnn || names_flash1) o.fused_attention = true;
     else if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
@@ -1001,11 +1018,18 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
         for (int z = 0; z <= top; ++z) zeros.push_back(z);
     }
     const std::vector<bool> sps = u.sequence_parallel ? std::vector<bool>{false, true} : std::vector<bool>{p.sequence_parallel};
-    std::optional<ValidationCase> best;
-    double best_step = 0;
+    std::optional<ValidationCase> best, least;
+    double best_step = 0, least_peak = 0;
     auto fits = [](const ValidationCase& x) { return case_memory(x).peak <= x.cluster.gpu.memory_GiB; };
+    // Where no setting fits (the model's memory above what the run held), the one that needs least
+    // is the nearest to the run: not the defaults, which need more.
     auto consider = [&](std::optional<ValidationCase> candidate) {
-        if (!candidate || !fits(*candidate)) return;
+        if (!candidate) return;
+        const double peak = case_memory(*candidate).peak;
+        if (peak > candidate->cluster.gpu.memory_GiB) {
+            if (!best && (!least || peak < least_peak)) least = candidate, least_peak = peak;
+            return;
+        }
         const double step = simulate_case(*candidate).step_s;
         if (!best || step < best_step) best = std::move(candidate), best_step = step;
     };
@@ -1040,7 +1064,11 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
                         consider(with_knobs(c, Knobs{vp, mb, zero, rc, sp, u.recompute ? 0 : p.recompute_layers}));
                     if (u.recompute && fw.block_recompute) consider(block_recompute(Knobs{vp, mb, zero, Recompute::full, sp}));
                 }
-    if (!best) return std::nullopt;
+    const bool none_fits = !best;
+    if (none_fits) {
+        if (!least || least_peak >= default_peak_GiB) return std::nullopt;
+        best = std::move(least);
+    }
     // Its words replace the defaults' ("microbatch 1", "no recompute").
     std::vector<std::string> kept;
     for (const auto& a : best->assumptions)
@@ -1059,7 +1087,11 @@ std::optional<ValidationCase> fill_unstated_to_fit(const ValidationCase& c, doub
     if (u.sequence_parallel) knobs.push_back(b.sequence_parallel ? "sequence parallel" : "no sequence parallel");
     std::string list;
     for (const auto& k : knobs) list += (list.empty() ? "" : ", ") + k;
-    kept.push_back(fmt::format("R15: defaults need {:.0f} GiB; fastest fitting {}", default_peak_GiB, list));
+    if (none_fits)
+        kept.push_back(fmt::format("R15: defaults need {:.0f} GiB and no setting fits; least memory ({:.0f} GiB) {}",
+                                   default_peak_GiB, least_peak, list));
+    else
+        kept.push_back(fmt::format("R15: defaults need {:.0f} GiB; fastest fitting {}", default_peak_GiB, list));
     best->assumptions = std::move(kept);
     return best;
 }

@@ -137,6 +137,11 @@ TEST(PublishedCluster, RowNodeSizeNetworkAndGpuReplaceThePresets) {
     EXPECT_DOUBLE_EQ(gh.gpu.memory_GiB, 96);
     EXPECT_DOUBLE_EQ(gh.gpu.host_bandwidth_GBps, 450);
     EXPECT_DOUBLE_EQ(published_cluster("GH200 144GB HBM3e", "", 4, 8, "runs.json", "row 'x'").gpu.memory_bandwidth_GBps, 4900);
+    // An NVL72 rack's NVLink domain is the rack: a compute tray's 4 GPUs (the recipes'
+    // GPUS_PER_NODE), or 72 that 128 GPUs do not fill, leave the run 64 GPUs of each rack.
+    EXPECT_EQ(published_cluster("GB200 NVL72", "", 4, 128, "runs.json", "row 'x'").gpus_per_node, 64);
+    EXPECT_EQ(published_cluster("GB200 NVL72", "", 72, 128, "runs.json", "row 'x'").gpus_per_node, 64);
+    EXPECT_EQ(published_cluster("GB200 NVL72", "", 72, 144, "runs.json", "row 'x'").gpus_per_node, 72);
     // GB200 NVL72 is not an NVL card.
     EXPECT_DOUBLE_EQ(published_cluster("GB200 NVL72", "", 0, 72, "runs.json", "row 'x'").gpu.peak_tflops.at(Precision::bf16), 2500);
     // V100 (DGX-2 preset; a DGX-1 row states 8 per node, a 16GB card its memory): fp16 only.

@@ -723,6 +723,42 @@ TEST(Validate, UnstatedKnobsThatDoNotFitTakeTheFastestSettingThatFits) {
     EXPECT_EQ(joined(s.setup.assumptions).find("R15"), std::string::npos);
 }
 
+// Where no setting of the unstated knobs fits either, the one that needs least memory is the
+// nearest to the run, which did fit: not the defaults.
+TEST(Validate, UnstatedKnobsWhereNothingFitsTakeTheLeastMemory) {
+    json row = large_activation_row();
+    row["microbatch_size"] = 32;
+    const ValidationCase c = validation_case(row, "test");
+    ASSERT_TRUE(c.unstated.recompute);
+    auto peak = [&](Recompute r) {
+        Plan p = c.plan;
+        p.recompute = r;
+        return estimate_memory(c.model, c.cluster, p, c.options).peak;
+    };
+    ASSERT_GT(peak(Recompute::full), c.cluster.gpu.memory_GiB);  // the premise: nothing fits
+    ASSERT_LT(peak(Recompute::full), peak(Recompute::selective));
+    const auto rep = validate_runs(json::array({row}), "test");
+    const ValidationRow& v = rep.rows[0];
+    ASSERT_TRUE(v.modelable) << v.skipped_because;
+    EXPECT_FALSE(v.fits);
+    EXPECT_EQ(v.setup.plan.recompute, Recompute::full);
+    EXPECT_NE(joined(v.setup.assumptions).find("no setting fits"), std::string::npos) << joined(v.setup.assumptions);
+}
+
+// R10: Narayanan et al. 2021's eq. (3), written out or cited, counts the recomputed forward.
+TEST(Validate, MegatronsEquationThreeWrittenOutCountsTheRecompute) {
+    for (const char* definition : {"F = 96*B*s*l*h^2*(1 + s/6h + V/(16*l*h)) (the formula of the Megatron paper)",
+                                   "eq. (3) of Narayanan et al. 2021, which counts the extra forward pass"}) {
+        json row = large_activation_row();
+        row["activation_recompute"] = "full";
+        row["throughput_definition"] = definition;
+        row["tflops_per_gpu"] = 150.0;
+        const auto rep = validate_runs(json::array({row}), "test");
+        ASSERT_TRUE(rep.rows[0].modelable) << rep.rows[0].skipped_because;
+        EXPECT_EQ(rep.rows[0].metric, PublishedMetric::hardware_tflops_per_gpu) << definition;
+    }
+}
+
 TEST(Validate, UnstatedRecomputeTakesTheFewestBlockLayersThatFit) {
     // As the planner searches it: where no recompute does not fit, a framework with block recompute
     // (Megatron-LM's --recompute-method block) recomputes only the first N layers of each chunk, the
@@ -937,6 +973,9 @@ TEST(Validate, ZeroStageIsReadInTheWordsFrameworksUse) {
                             "not FSDP", "use_megatron_fsdp=False", "FSDP column 0 (no FSDP)"})
         EXPECT_EQ(stated_zero_stage(off), std::nullopt) << off;
     EXPECT_EQ(stated_zero_stage("distributed optimizer, FSDP off"), 1);
+    EXPECT_EQ(stated_zero_stage("Megatron dist-opt"), 1);
+    EXPECT_EQ(stated_zero_stage("DistOpt"), 1);
+    EXPECT_EQ(stated_zero_stage("Colossal-AI Gemini plugin, shard_param_frac=1.0"), 3);
     for (const char* on : {"FSDP=1 (Megatron-FSDP)", "Megatron-FSDP, sharding group 64", "use_megatron_fsdp=True"})
         EXPECT_EQ(stated_zero_stage(on), 3) << on;
 }
@@ -952,6 +991,12 @@ TEST(Validate, RecomputeIsReadInTheWordsFrameworksUse) {
     EXPECT_EQ(stated_recompute("AC every layer"), Recompute::full);  // torchtitan's "AC": activation checkpointing
     EXPECT_EQ(stated_recompute("enabled"), Recompute::full);
     EXPECT_EQ(stated_recompute("no AC"), Recompute::none);
+    // A configuration key set to nothing is none (NeMo's and Megatron's keys).
+    for (const char* unset : {"activations_checkpoint_method: null", "activations_checkpoint_granularity=null",
+                              "recompute_granularity null", "recompute_layers 0", "recompute layers = 0"})
+        EXPECT_EQ(stated_recompute(unset), Recompute::none) << unset;
+    EXPECT_EQ(stated_recompute("per op SAC"), Recompute::selective);  // torchtitan's selective AC
+    EXPECT_EQ(stated_recompute("remat"), Recompute::full);
     EXPECT_EQ(stated_recompute("none (-r 0)"), Recompute::none);
     EXPECT_EQ(stated_recompute("no activation checkpointing"), Recompute::none);
     EXPECT_EQ(stated_recompute("false"), Recompute::none);
@@ -1147,7 +1192,8 @@ TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
     row["notes"] = "FlashAttention-2";
     EXPECT_TRUE(fused("Megatron-LM paper, 2021"));
     // FlashAttention named only to be denied is the unfused kernel, whatever the date.
-    for (const char* denied : {"FlashAttention was not used (ALiBi)", "no FlashAttention", "attention: unfused"}) {
+    for (const char* denied : {"FlashAttention was not used (ALiBi)", "no FlashAttention", "attention: unfused",
+                               "baseline column 'Without FlashAttention'", "standard PyTorch attention"}) {
         row["notes"] = denied;
         EXPECT_FALSE(fused("Megatron-LM README, 2024")) << denied;
     }
