@@ -83,7 +83,8 @@ const std::vector<std::string>& validation_rules() {
         "R6 sequence parallelism: true/false (or yes/no, on/off, 1/0); null = off (Megatron's default) unless the row names --tp-comm-overlap, which "
         "Megatron requires it for; on whenever tp > 1 for torchtitan, whose tensor-parallel plan shards the norms "
         "along the sequence.",
-        "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap, "
+        "R7 overlap: the row's flags (--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap or async TP in "
+        "words (\"AsyncTP\", \"asynchronous tensor parallelism\"), "
         "--overlap-p2p-communication, or their configuration keys with a value: overlap_grad_reduce/overlap_grad_sync, "
         "overlap_param_gather/overlap_param_sync, tp_comm_overlap/ub_tp_comm_overlap (torchtitan's async TP: "
         "enable_async_tensor_parallel), overlap_p2p_comm = true/false) and its "
@@ -795,8 +796,11 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     }
 
     // R6
-    const bool tp_overlap = named_setting(stated, "--tp-comm-overlap",
-                                         {"tp_comm_overlap", "ub_tp_comm_overlap", "enable_async_tensor_parallel"}).value_or(false);
+    // The flag or key, else async TP in words ("2D + AsyncTP", "async TP on"); a key set false wins.
+    const std::optional<bool> overlap_setting =
+        named_setting(stated, "--tp-comm-overlap", {"tp_comm_overlap", "ub_tp_comm_overlap", "enable_async_tensor_parallel"});
+    const bool tp_overlap = overlap_setting ? *overlap_setting
+                                            : affirmed(stated, R"(\basync(?:hronous)?[\s-]?tp\b|\basync(?:hronous)?\s+tensor\s+parallel)");
     if (const std::optional<bool> sp = flag_of(row, "sequence_parallel", origin, where)) p.sequence_parallel = *sp;
     else {
         p.sequence_parallel = (tp_overlap || fw->sequence_parallel_with_tp) && p.tp > 1;

@@ -45,29 +45,35 @@ struct PassBuilder {
     static constexpr double kUserbufferSms = 16;
     static constexpr double kPipelineSplits = 4;
 
-    // A GEMM of this pass on all but `reserved_sms` SMs; returns its time.
-    double gemm(PassCost& pass, const GemmShape& g, double reserved_sms = 0) const {
-        const double t = gpu.gemm_time(g, reserved_sms);
+    // A GEMM of this pass on all but `reserved_sms` SMs; returns its time. `splits` > 1: the GEMM
+    // cut into that many chunks of rows, each a kernel of its own with its own waves and fixed cost.
+    double gemm(PassCost& pass, const GemmShape& g, double reserved_sms = 0, double splits = 1) const {
+        GemmShape chunk = g;
+        chunk.m = g.m / splits;
+        const double t = splits * gpu.gemm_time(chunk, reserved_sms);
         pass.compute_s += t;
         pass.gemm_s += t;
         pass.flops += g.flops();
         return t;
     }
-    double linear_forward(PassCost& pass, double tokens, double in, double out, double reserved_sms = 0) const {
+    double linear_forward(PassCost& pass, double tokens, double in, double out, double reserved_sms = 0,
+                          double splits = 1) const {
         GemmShape g{tokens, out, in};
         g.sixteen_bit = sixteen_bit;
-        const double t = gemm(pass, g, reserved_sms);
+        const double t = gemm(pass, g, reserved_sms, splits);
         if (fp8) memory(pass, kFp8CastBytes * (tokens * in + weight_cast_share * in * out), 1 + weight_cast_share);
         return t;
     }
     struct BackwardGemms {
         double dgrad = 0, wgrad = 0;  // seconds
     };
-    BackwardGemms linear_backward(PassCost& pass, double tokens, double in, double out, double reserved_sms = 0) const {
+    // `dgrad_splits`: the input-gradient GEMM cut into chunks of rows (see gemm).
+    BackwardGemms linear_backward(PassCost& pass, double tokens, double in, double out, double reserved_sms = 0,
+                                  double dgrad_splits = 1) const {
         GemmShape dgrad{tokens, in, out}, wgrad{in, out, tokens};
         dgrad.sixteen_bit = wgrad.sixteen_bit = sixteen_bit;
         BackwardGemms t;
-        t.dgrad = gemm(pass, dgrad, reserved_sms);
+        t.dgrad = gemm(pass, dgrad, reserved_sms, dgrad_splits);
         t.wgrad = gemm(pass, wgrad, reserved_sms);
         if (fp8) memory(pass, kFp8CastBytes * tokens * out, 1);  // the output gradient, cast once for both
         return t;
@@ -177,6 +183,11 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     const bool symmetric = ub && o.tp_overlap_symmetric_memory;
     const double reserved = ub && !symmetric ? PassBuilder::kUserbufferSms : 0.0;  // SMs the overlapped GEMMs give up
     const double rs_splits = symmetric ? double(p.tp) : PassBuilder::kPipelineSplits;
+    // PyTorch's collective matmuls run each chunk as an op of its own (torch.ops.symm_mem's
+    // fused_all_gather_matmul and fused_matmul_reduce_scatter issue one mm per shard from Python), so
+    // each of the tp chunks pays a GEMM's waves and a kernel's fixed cost. Transformer Engine's
+    // userbuffers loop over their chunks in C++, back to back, priced as the whole GEMM.
+    const double chunks = symmetric ? double(p.tp) : 1.0;
 
     AttentionShape attn{double(p.microbatch_size) * m.num_attention_heads / t, double(p.seq_length) / p.cp,
                         double(p.seq_length), double(m.head_dim), true, o.attention, o.dropout};
@@ -281,14 +292,18 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
         if (ub) b.ub_ring_exchange(pass, gathered, gemm_s);
         else if (sp) b.tp_exposed(pass, Collective::all_gather, gathered);
     };
+    // PyTorch's matmul-reduce-scatter exchanges the tp partial chunks and sums them in a kernel of
+    // its own: it reads the tp partials (T x h in all) and writes the rank's T/tp x h.
+    auto symmetric_reduction = [&](PassCost& pass) { b.memory(pass, act * (1.0 + 1.0 / p.tp), 1); };
     auto reduce_after = [&](PassCost& pass, double gemm_s) {
         if (ub) b.pipelined_reduce_scatter(pass, act, gemm_s, rs_splits);
         else b.tp_exposed(pass, sp ? Collective::reduce_scatter : Collective::all_reduce, act);
+        if (symmetric) symmetric_reduction(pass);
     };
     // Backward of a row-parallel linear: with sequence parallelism the output gradient is gathered
     // first (the reduce-scatter's backward), into the input-gradient GEMM.
     auto row_parallel_backward = [&](PassCost& pass, double in, double out) {
-        gather_into(pass, b.linear_backward(pass, T, in, out).dgrad);
+        gather_into(pass, b.linear_backward(pass, T, in, out, 0, chunks).dgrad);
     };
     // A column-parallel linear's backward collectives through NCCL (column_parallel_backward
     // below, and the LM head: Megatron's own column-parallel linear, never on userbuffers).
@@ -307,9 +322,10 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
     // userbuffers do both as bulk overlaps on their reserved SMs. Stacks without it (PyTorch's
     // tensor parallelism) keep the gathered input and wait for the reduction.
     auto column_parallel_backward = [&](PassCost& pass, double in, double out) {
-        const auto g = b.linear_backward(pass, T, in, out, reserved);
+        const auto g = b.linear_backward(pass, T, in, out, reserved, chunks);
         if (symmetric) {
             b.pipelined_reduce_scatter(pass, act, g.dgrad, rs_splits);
+            symmetric_reduction(pass);
         } else if (ub) {
             b.ub_bulk(pass, Collective::all_gather, gathered, g.dgrad);
             b.ub_bulk(pass, Collective::reduce_scatter, act, g.wgrad);
@@ -320,18 +336,18 @@ BlockModels block_models(const ModelSpec& m, const Plan& p, const ComputeModel& 
 
     PassCost fwd;
     b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);                    // norm 1
-    gather_into(fwd, b.linear_forward(fwd, T, h, q + 2 * kv));         // QKV
+    gather_into(fwd, b.linear_forward(fwd, T, h, q + 2 * kv, 0, chunks));  // QKV
     if (qk_elements > 0) b.memory(fwd, qk_norm_f, 2 * norm_f_kernels, "rmsnorm_forward");  // Q, K norms
     if (rope) b.memory(fwd, rope_bytes, eager ? 6 : 1);                // rotary on Q, K
     const PassCost attention_fwd = p.cp > 1 ? ring.forward : fused_attention(attn_f, attn_flops_f);
     fwd += attention_fwd;
-    reduce_after(fwd, b.linear_forward(fwd, T, q, h, reserved));       // output projection
+    reduce_after(fwd, b.linear_forward(fwd, T, q, h, reserved, chunks));  // output projection
     if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-attention norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     if (!m.shared_norm) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // norm 2
-    gather_into(fwd, b.linear_forward(fwd, T, h, f_up));               // MLP up (and gate)
+    gather_into(fwd, b.linear_forward(fwd, T, h, f_up, 0, chunks));    // MLP up (and gate)
     b.memory(fwd, act_f, swiglu ? k : 1, act_fwd);                      // GeLU / SwiGLU
-    reduce_after(fwd, b.linear_forward(fwd, T, f, h, reserved));       // MLP down
+    reduce_after(fwd, b.linear_forward(fwd, T, f, h, reserved, chunks));  // MLP down
     if (m.sandwich_norms) b.memory(fwd, norm_f, norm_f_kernels, norm_fwd);  // post-MLP norm
     b.memory(fwd, branch_f, k, "residual_add");                         // bias, dropout, residual add
     L.forward = fwd;

@@ -221,3 +221,34 @@ TEST(TensorParallelComm, AsyncTpHoldsNoSmsAndPipelinesOverTheGroup) {
     EXPECT_NEAR(b.layer.backward.tp_comm_s, 2.0 * one / 4.0, 1e-9 * one);
     EXPECT_NEAR(b.layer.backward.tp_comm_hidden_s, 4.0 * one - 2.0 * one / 4.0, 1e-9 * one);
 }
+
+// PyTorch's collective matmuls issue one op per shard: each of the 4 forward GEMMs and the 4
+// backward input-gradient GEMMs (the row-parallel ones gathered into, the column-parallel ones
+// reduce-scattered out of) pays tp - 1 more kernels' fixed cost than the whole GEMM (the flat
+// efficiency leaves the chunks' FLOP time that of the whole), and each of the 2 forward and 2
+// backward matmul-reduce-scatters sums the tp partials in a kernel reading T x h and writing
+// T/tp x h.
+TEST(TensorParallelComm, AsyncTpPaysEachShardsOpAndTheSumOfThePartials) {
+    const int tp = 4;
+    LayerSetup s(tp, true);
+    json profile = {{"sm_count", 132}, {"kernel_launch_us", 5},
+                    {"gemm_table", {{{"m", 4096}, {"n", 4096}, {"k", 4096}, {"efficiency", 0.8}}}},
+                    {"collective", {{"latency_us", 0}, {"sm_interference", 0.1}}}};
+    s.cluster = flat_gemm_cluster();
+    s.cluster.profile = profile;
+    const CommGroup group = tp_group(tp, 1e6);  // a fast link: the collectives hide
+    OverlapOptions async_tp;
+    async_tp.tp_comm_overlap = true;
+    async_tp.tp_overlap_symmetric_memory = true;
+    async_tp.tp_backward_overlap = false;
+    OverlapOptions nccl;
+    nccl.tp_backward_overlap = false;
+    const BlockModels b = s.blocks(group, async_tp), plain = s.blocks(group, nccl);
+    const double launch = 5e-6;
+    EXPECT_NEAR(b.layer.forward.gemm_s - plain.layer.forward.gemm_s, 4.0 * (tp - 1) * launch, 1e-12);
+    EXPECT_NEAR(b.layer.backward.gemm_s - plain.layer.backward.gemm_s, 4.0 * (tp - 1) * launch, 1e-12);
+    const ComputeModel gpu(s.cluster.gpu, hardware_efficiency(s.cluster), s.plan.precision);
+    const double sum = gpu.memory_time(s.activation_bytes() * (1.0 + 1.0 / tp), 1);
+    EXPECT_NEAR(b.layer.forward.memory_bound_s - plain.layer.forward.memory_bound_s, 2.0 * sum, 1e-12);
+    EXPECT_NEAR(b.layer.backward.memory_bound_s - plain.layer.backward.memory_bound_s, 2.0 * sum, 1e-12);
+}

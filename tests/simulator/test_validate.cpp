@@ -745,6 +745,21 @@ TEST(Validate, UnstatedKnobsWhereNothingFitsTakeTheLeastMemory) {
     EXPECT_NE(joined(v.setup.assumptions).find("no setting fits"), std::string::npos) << joined(v.setup.assumptions);
 }
 
+// R7: async TP in words is the overlap (torchtitan's tables: "2D + AsyncTP"); a key set false wins.
+TEST(Validate, AsyncTpInWordsIsTheOverlap) {
+    json row = large_activation_row();
+    row["sequence_parallel"] = nullptr;
+    auto overlapped = [&](const char* definition) {
+        row["throughput_definition"] = definition;
+        return validation_case(row, "test").options.tp_comm_overlap;
+    };
+    EXPECT_TRUE(overlapped("This row: 2D + AsyncTP, torch.compile"));
+    EXPECT_TRUE(overlapped("asynchronous tensor parallelism"));
+    EXPECT_FALSE(overlapped("no async TP"));
+    EXPECT_FALSE(overlapped("async TP (enable_async_tensor_parallel = false)"));
+    EXPECT_FALSE(overlapped("--no-async-tensor-model-parallel-allreduce"));  // Megatron's backward all-reduce
+}
+
 // R10: Narayanan et al. 2021's eq. (3), written out or cited, counts the recomputed forward.
 TEST(Validate, MegatronsEquationThreeWrittenOutCountsTheRecompute) {
     for (const char* definition : {"F = 96*B*s*l*h^2*(1 + s/6h + V/(16*l*h)) (the formula of the Megatron paper)",
