@@ -51,7 +51,9 @@ void run_inspect(const InspectArgs& a) {
     std::string attention;
     if (m.qk_norm != QkNorm::none) attention += fmt::format(", QK norm {}", to_string(m.qk_norm));
     if (m.sliding_window > 0) attention += fmt::format(", sliding window {}", m.sliding_window);
-    if (m.sliding_window > 0 && m.sliding_window_pattern > 1)
+    if (m.sliding_window > 0 && m.full_attention_layers >= 0)
+        attention += fmt::format(" ({} of {} layers global)", m.full_attention_layers, m.num_layers);
+    else if (m.sliding_window > 0 && m.sliding_window_pattern > 1)
         attention += fmt::format(" (1 layer in {} global)", m.sliding_window_pattern);
     if (m.sandwich_norms) attention += ", post-norms";
     if (m.logit_softcap) attention += ", logit soft-cap";

@@ -135,10 +135,12 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& stated, int def
     // The count may stand a few words before the adapters ("8 NVIDIA Mellanox 400 Gbps HDR InfiniBand
     // HCAs", "1 100 Gbps NIC"), not across GPUs or a node ("8 GPUs per node and 4 NICs"), or before
     // "per node" alone ("HDR (8 per node)").
-    if (std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\b\s*(?:x\s*)?(?:(?!gpus?\b|per\b|nodes?\b)[a-z0-9./-]+\s+){0,6}?)" +
+    // A count stands apart ("2-tier" counts nothing), and the words between it and the adapters are
+    // no other count.
+    if (std::regex_search(t, m, std::regex(R"((?:^|[^\w.-])(\d{1,2})(?:\s+|\s*x\s*)(?:(?!gpus?\b|per\b|nodes?\b|\d{1,2}\s)[a-z0-9./-]+\s+){0,6}?)" +
                                            adapters + R"(\b)")) ||
         std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:x|×)\s*(?:hdr|ndr|edr|xdr))")) ||
-        std::regex_search(t, m, std::regex(R"(\b(\d{1,2})\s*(?:per|/)\s*node\b)")))
+        std::regex_search(t, m, std::regex(R"((?:^|[^\w.-])(\d{1,2})\s+(?:(?!gpus?\b|[gt]b)[a-z]+\s+){0,2}?(?:per|/)\s*node\b)")))
         count = std::stoi(m[1]);
     // No NIC port runs faster than 800 Gb/s (NVIDIA ConnectX-8 SuperNIC datasheet: up to 800 Gb/s):
     // a larger rate is the node's total, and where a text gives a port's rate and the node's
@@ -154,7 +156,7 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& stated, int def
     }
     // "8 HCAs per node" says how many a node has, not that the rate is the node's.
     const std::string per_node_said =
-        std::regex_replace(t, std::regex(R"((?:)" + adapters + R"(|gpus?|\b\d{1,2})\s*(?:per|/|a)\s*node)"), "");
+        std::regex_replace(t, std::regex(R"((?:)" + adapters + R"(|gpus?|(?:^|[^\w.-])\d{1,2}(?:\s+(?![gt]b)[a-z]+){0,2})\s*(?:per|/|a)\s*node)"), "");
     const bool whole_node = in_t("node-node") || in_t("node-to-node") || per_node_said.find("per node") != std::string::npos ||
                             word(R"(\btotal\b)") || word(R"(\baggregate\b)") || word(R"(\befa)") ||
                             (rate && !count && *rate > kFastestPortGbps);
@@ -166,11 +168,26 @@ std::optional<NodeNetwork> parse_interconnect(const std::string& stated, int def
     // A stated rate is the port's ("400 Gbps HDR": the rate, not HDR's 200); otherwise the
     // technology's port rate: InfiniBand NDR 400, HDR 200, EDR 100 Gb/s; Omni-Path 100 Gb/s.
     double port = 0;
-    if (rate) port = *rate;
-    else if (word(R"(\bndr)")) port = 400;
+    if (word(R"(\bndr)")) port = 400;
     else if (word(R"(\bhdr)")) port = 200;
     else if (word(R"(\bedr)")) port = 100;
     else if (in_t("omni-path") || in_t("omnipath")) port = 100;
+    // A rate stated in the technology's own clause is its port's ("400 Gbps HDR InfiniBand HCAs"); one
+    // in another clause (a storage network's "25 GbE") is not, where the technology is named.
+    if (rate) {
+        static const std::regex technology(R"(\b(?:ndr|hdr|edr|xdr|infiniband|omni-?path))");
+        bool beside = port == 0;
+        const std::regex any_rate(kRate);
+        for (std::sregex_iterator it(text.begin(), text.end(), any_rate), end; it != end && !beside; ++it) {
+            if (rate_Gbps(*it, 1) != *rate) continue;
+            const std::size_t at = std::size_t(it->position(0));
+            const std::size_t before = t.find_last_of(",;()", at);
+            const std::size_t from = before == std::string::npos ? 0 : before + 1;
+            const std::size_t to = std::min(t.find_first_of(",;()", at), t.size());
+            beside = std::regex_search(t.substr(from, to - from), technology);
+        }
+        if (beside) port = *rate;
+    }
     if (port > 0) return network(count.value_or(nics), port * kGbpsToGBps);
     if (oversubscription > 0) return network(0, 0);
     return std::nullopt;

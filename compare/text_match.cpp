@@ -53,15 +53,20 @@ bool denied_after(const std::string& t, std::size_t end) {
     // configuration text the next key's value ("activation_cpu_offload: false") is not this one's.
     static const std::regex denial(
         R"(^\S*?\s*[:=]\s*(?:false|0|none|off|disabled)\b|)"
-        R"(^\S*(?:\s+[^\s:=-][^\s:=]*){0,2}?\s+(?:(?:is|was|are|were)\s+)?(?:not\s+(?:used|enabled|reported|counted|included)|disabled\b|off\b(?!\s+by\s+default)|false\b|none\b))");
+        R"(^\S*(?:\s+[^\s:=-][^\s:=]*){0,2}?\s+(?:(?:is|was|are|were)\s+)?(?:(?:not|(?:is|was|are|were)n't)\s+(?:used|enabled|reported|counted|included|supported)|disabled\b|off\b(?!\s+by\s+default)|false\b|none\b))");
     return std::regex_search(t.substr(end, to - end), denial);
 }
 }  // namespace
 
 bool affirmed(const std::string& text, const std::string& pattern) {
-    // Quotation marks do not break a denial ("without 'FlashAttention'"): read as spaces.
+    // Quotation marks do not break a denial ("without 'FlashAttention'"): read as spaces, but not
+    // an apostrophe inside a word ("Megatron's", "isn't").
     std::string t = lowercase(text);
-    std::replace_if(t.begin(), t.end(), [](char ch) { return ch == '"' || ch == '`' || ch == '\''; }, ' ');
+    const auto letter = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const bool apostrophe = t[i] == '\'' && i > 0 && i + 1 < t.size() && letter(t[i - 1]) && letter(t[i + 1]);
+        if (t[i] == '"' || t[i] == '`' || (t[i] == '\'' && !apostrophe)) t[i] = ' ';
+    }
     const std::regex re(pattern, std::regex::icase);
     for (std::sregex_iterator it(t.begin(), t.end(), re), end; it != end; ++it) {
         const std::size_t start = std::size_t(it->position(0));

@@ -62,8 +62,9 @@ const std::vector<std::string>& validation_rules() {
         "(or no, false, off, \"no activation checkpointing\") or null = none; checkpointing named without a "
         "granularity (--checkpoint-activations, \"activation checkpointing\", --recompute-method uniform/block, "
         "true, enabled, \"grad ckpt\", \"AC every layer\", remat) = full; torchtitan's SAC = selective; a recompute "
-        "or checkpointing key set to nothing (activations_checkpoint_method: null, recompute_granularity None, "
-        "\"recompute layers = 0\") = none; a granularity or checkpointing the text denies (\"w/o recomputation\", \"full "
+        "or checkpointing granularity, method or layer count set to nothing (activations_checkpoint_method: null, "
+        "recompute_granularity None, \"recompute layers = 0\") = none, other keys that only configure it "
+        "(activation_checkpointing_reentrant: false) not; a granularity or checkpointing the text denies (\"w/o recomputation\", \"full "
         "recomputation is not used\") is not taken; with --recompute-method block and --recompute-num-layers N "
         "(Megatron-LM's earlier --activations-checkpoint-method/-num-layers, NeMo's recompute_layers N or "
         "activations_checkpoint_* keys, or in words: \"block method, 4 layers\") only the first N layers of each "
@@ -103,8 +104,9 @@ const std::vector<std::string>& validation_rules() {
         "dgx-a100-40gb, other A100 -> dgx-a100, H100 PCIe -> pcie-h100, other H100 -> dgx-h100, H200 -> dgx-h200, GH200 -> dgx-h200 with the GH200's 96 GB (or 144 GB HBM3e) and NVLink-C2C to its CPU, H100 NVL and H200 NVL -> that preset with the NVL card's datasheet peaks, memory and PCIe between GPUs, B200 -> dgx-b200, GB200 -> gb200-nvl72, B300 -> dgx-b300, GB300 -> gb300-nvl72), with the row's gpus_per_node (for a GB200 or GB300 NVL72 rack, the GPUs a run takes of its NVLink domain: a compute tray's 4, or 72 that the GPU count does not fill, is read as unstated) and the node network its "
         "interconnect states (NIC count and rate in bits per second, 400G and 100GbE and Tb/s included, a whole-node "
         "figure, the port rate of HDR/NDR/EDR InfiniBand or Omni-Path where no rate is stated, or a rate alone as a "
-        "port's; a count in words (\"four HCAs\", \"a single NIC\"), up to six words before the adapters or before "
-        "\"per node\", never an adapter's model number (ConnectX-6); a stated "
+        "port's, where it stands in the technology's own clause (not a storage network's in another); a count in words "
+        "(\"four HCAs\", \"a single NIC\"), up to six words before the adapters or two before \"per node\", standing "
+        "apart (not \"2-tier\", a decimal or a rate) and never an adapter's model number (ConnectX-6); a stated "
         "oversubscription such as \"2:1 oversubscribed\") in place of the preset's, resized to the row's GPU count (a count that fills no whole number of the "
         "preset's nodes, with gpus_per_node null, takes the largest share of each node that divides it). A memory size (\"96GB\"), HBM "
         "bandwidth (\"2.4 TB/s\") or power cap (\"500 W\") the gpu_type states replaces the preset's; a cap below "
@@ -120,7 +122,8 @@ const std::vector<std::string>& validation_rules() {
         "R10 metric: tokens/s per GPU where published, else the iteration time, else TFLOP/s per GPU under the "
         "source's own FLOP count (a definition that says it counts recomputation: includes ... recomputation, "
         "incl. recomputation, counting the recomputed forward, HFU-like, hardware FLOPs, Megatron's eq. 3 cited or "
-        "written out (96 B s l h^2 ..., \"eq. (3)\", four passes, the extra forward pass), in "
+        "written out (96 B s l h^2 ..., Megatron's or Narayanan's \"eq. (3)\", four passes, counting the extra forward "
+        "pass, not where that pass is excluded or omitted), in "
         "a clause that does not define HFU or MFU, and nowhere \"without\" or \"excluding\" recomputation) is "
         "compared with tessel's hardware FLOPs, which equal Megatron's eq. 3; otherwise model FLOPs), else MFU, "
         "else HFU (MFU times hardware over model FLOPs); an fp8 run's MFU or HFU is taken against the fp8 peak "
@@ -133,9 +136,9 @@ const std::vector<std::string>& validation_rules() {
         "a month (2021-04), of an arXiv identifier's month (2104.04473) or of a year named alone; a date the "
         "text marks as when it was read (accessed, retrieved, visited, fetched or downloaded, in the same clause "
         "or bracket) is not the run's. A row that "
-        "names its attention says which: \"unfused attention\" (or standard, naive, eager or vanilla PyTorch attention, "
-        "or FlashAttention named only to be denied: \"no FlashAttention\", \"FlashAttention was not used\", quoted or "
-        "not), or a fused kernel R12 names. Unnamed on a GPU "
+        "names its attention says which: \"unfused attention\", or a fused kernel R12 names, else PyTorch's own ops "
+        "(standard, naive, eager or vanilla PyTorch attention, math SDPA) or FlashAttention named only to be denied "
+        "(\"no FlashAttention\", \"FlashAttention was not used\", quoted or not) for the unfused one. Unnamed on a GPU "
         "that runs no fused kernel (the cluster's gpu.flash_attention false: Volta), unfused.",
         "R12 kernels of the stack (the framework the source names first, a publisher's name (MosaicML) only "
         "where it names no software: DeepSpeed or GPT-NeoX, which runs "
@@ -349,7 +352,7 @@ std::optional<int> stated_zero_stage(const std::string& text) {
     // which understates its memory: the simulator has no shard group smaller than data parallelism.
     // FSDP counts where the text does not deny it: not "FSDP: 0" or "FSDP 0" (the 0/1 column of
     // NVIDIA's performance tables), "no FSDP", "FSDP off", "use_megatron_fsdp=False".
-    static const std::regex fsdp_zero(R"(fsdp(?:\s+column)?\s*[:=]?\s*(?:0|false|no|off|none)\b)", std::regex::icase);
+    static const std::regex fsdp_zero(R"(fsdp(?:\s+column)?\s*[:=]?\s*(?:0|false|off|none)\b)", std::regex::icase);
     const bool fsdp_named = !std::regex_search(text, fsdp_zero) && affirmed(text, R"(fsdp|\bhsdp\b|fully[\s_-]shard)");
     // Colossal-AI's Gemini shards parameters, gradients and optimizer states in chunks: ZeRO-3.
     if (fsdp_named || contains(text, "FULL_SHARD") || contains(text, "HYBRID_SHARD") || affirmed(text, R"(\bgemini\b)"))
@@ -382,9 +385,7 @@ std::optional<int> stated_zero_stage(const std::string& text) {
     if (std::regex_search(text, oss)) return 1;
     // Megatron's distributed optimizer (--use-distributed-optimizer; NeMo's mcore_distributed_optim
     // and distributed_fused_adam) shards the optimizer state: ZeRO-1.
-    for (const char* name : {"distributed optim", "distributed-optim", "distributed_optim", "distributed_fused_adam", "dist-opt",
-                             "dist_opt", "distopt"})
-        if (contains(text, name)) return 1;
+    if (affirmed(text, R"(distributed[\s_-]optim|distributed_fused_adam|\bdist[-_]?opt\b)")) return 1;
     return std::nullopt;
 }
 
@@ -413,10 +414,12 @@ std::optional<Recompute> stated_recompute(const std::string& text) {
     static const std::regex negated(R"(^\s*(none|no|false|off|disabled|0)\b|\bno (activation|recompute|checkpoint))",
                                     std::regex::icase);
     if (std::regex_search(text, negated)) return Recompute::none;
-    // A configuration key set to nothing: NeMo's activations_checkpoint_granularity / _method null,
-    // Megatron's recompute_granularity None, "recompute layers = 0".
-    static const std::regex unset(R"((?:checkpoint|recompute|remat)\w*(?:\s+layers)?\s*[:=]?\s*(?:null|none|0|false|off)\b)",
-                                  std::regex::icase);
+    // The granularity, method or layer count set to nothing: NeMo's activations_checkpoint_granularity
+    // / _method null, Megatron's recompute_granularity None, "recompute layers = 0" (not other keys
+    // that only configure the checkpointing: activation_checkpointing_reentrant: false).
+    static const std::regex unset(
+        R"((?:checkpoint|recompute)[\w ]{0,12}?(?:granularity|method|layers)\s*[:=]?\s*(?:null|none|0|false|off)\b)",
+        std::regex::icase);
     if (std::regex_search(text, unset)) return Recompute::none;
     // Checkpointing named without a granularity: Megatron's --checkpoint-activations and its
     // --recompute-method uniform/block re-run whole layers, as DeepSpeed's and FSDP's wrappers do.
@@ -471,8 +474,10 @@ constexpr int kFlashAttentionDate = 20220527;
 // "hardware FLOPs", "Megatron eq. 3". "Includes data loading" or "checkpoint saving" says nothing of it.
 bool counts_recomputation(const std::string& definition) {
     // "... without the recompute term", "excluding recomputation": the model count.
-    static const std::regex without(R"((?:without|excluding|excludes|exclude|no)\s+(?:the\s+)?(?:activation\s+)?recomput)",
-                                    std::regex::icase);
+    static const std::regex without(
+        R"((?:without|excluding|excludes|exclude|omitting|omits|omit|no)\s+(?:the\s+)?(?:activation\s+recomput|recomput|extra\s+forward\s+pass)|)"
+        R"(extra\s+forward\s+pass\s+(?:is\s+|are\s+)?(?:excluded|omitted|not\s+counted))",
+        std::regex::icase);
     if (std::regex_search(definition, without)) return false;
     // A clause that defines HFU or MFU ("HFU = ... incl. recomputation", "HFU would include it")
     // describes that ratio, not the TFLOP/s figure.
@@ -489,7 +494,8 @@ bool counts_recomputation(const std::string& definition) {
                     R"(includ\w*\s+(?:\S+\s+){0,8}?(?:recomput|rematerial|activation\s+checkpoint)|\bincl\.?\s+(?:\S+\s+){0,3}?recomput|)"
                     R"(\bcount\w*\s+(?:the\s+)?recomput|\bhfu[- ](?:like|style|type)|\bhardware\s+(?:t(?:era)?)?flop|megatron\S*\s+eq\.?\s*\(?3\b|)"
                     // Narayanan et al. 2021's eq. (3), 96 B s l h^2 (...): four passes, the recomputed forward among them.
-                    R"(\b96\s*\*?\s*b\s*\*?\s*s\s*\*?\s*l\s*\*?\s*h|\beq(?:uation)?\.?\s*\(3\)|narayanan[^;]{0,40}\b(?:4|four)\s+passes|extra\s+forward\s+pass)");
+                    R"(\b96\s*\*?\s*b\s*\*?\s*s\s*\*?\s*l\s*\*?\s*h|(?:megatron|narayanan)[^;]{0,60}\beq(?:uation)?\.?\s*\(3\)|)"
+                    R"(narayanan[^;]{0,40}\b(?:4|four)\s+passes|count\w*\s+(?:the\s+)?extra\s+forward\s+pass)");
 }
 
 // Implied MFU of a step time, under tessel's FLOP count (accounting.h) and the plan's peak.
@@ -800,7 +806,7 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     const std::optional<bool> overlap_setting =
         named_setting(stated, "--tp-comm-overlap", {"tp_comm_overlap", "ub_tp_comm_overlap", "enable_async_tensor_parallel"});
     const bool tp_overlap = overlap_setting ? *overlap_setting
-                                            : affirmed(stated, R"(\basync(?:hronous)?[\s-]?tp\b|\basync(?:hronous)?\s+tensor\s+parallel)");
+                                            : affirmed(stated, R"(\basync(?:hronous)?[\s-]?tp\b|\basync(?:hronous)?\s+tensor\s+parallel(?:ism)?\b(?!\s*(?:all-?reduce|communication)))");
     if (const std::optional<bool> sp = flag_of(row, "sequence_parallel", origin, where)) p.sequence_parallel = *sp;
     else {
         p.sequence_parallel = (tp_overlap || fw->sequence_parallel_with_tp) && p.tp > 1;
@@ -861,11 +867,13 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     static const char* kFlashAttention = R"(flash[\s_-]?att(?:ention|n))";
     const bool flash_denied = std::regex_search(stated, std::regex(kFlashAttention, std::regex::icase)) &&
                               !affirmed(stated, kFlashAttention);
-    static const std::regex unfused_kernel(
-        R"(unfused attention|attention\s*[:=]\s*unfused|(?:standard|naive|eager|vanilla)\s+(?:pytorch\s+)?attention\b)",
-        std::regex::icase);
-    if (std::regex_search(stated, unfused_kernel) || flash_denied) o.fused_attention = false;
+    static const std::regex unfused_kernel(R"(unfused attention|attention\s*[:=]\s*unfused)", std::regex::icase);
+    // PyTorch's own attention ops (the math path), where no fused kernel is named.
+    const bool eager_attention =
+        affirmed(stated, R"((?:standard|naive|eager|vanilla)\s+pytorch\s+attention|\b(?:naive|eager)\s+attention\b|\bmath\s+sdpa\b)");
+    if (std::regex_search(stated, unfused_kernel)) o.fused_attention = false;
     else if (names_flash2 || names_cudnn || names_flash1) o.fused_attention = true;
+    else if (flash_denied || eager_attention) o.fused_attention = false;
     else if (!o.fused_attention) assume(fmt::format("unfused attention (source dated {})", date));
     else if (!c.cluster.gpu.flash_attention) {  // no fused kernel runs on the GPU (Volta)
         o.fused_attention = false;

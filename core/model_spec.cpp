@@ -453,6 +453,9 @@ void validate_model(const ModelSpec& m, const std::string& file, bool huggingfac
         throw input_error(file, "num_layers, hidden_size, ffn_hidden_size",
                           "a model of at most 10^16 parameters",
                           fmt::format("about {:.3g} parameters", approximate));
+    if (m.full_attention_layers > m.num_layers)
+        throw input_error(file, "full_attention_layers", fmt::format("at most num_layers ({})", m.num_layers),
+                          std::to_string(m.full_attention_layers));
     if (m.position_embedding == PositionEmbedding::learned && m.max_position_embeddings < 1)
         throw input_error(file, "max_position_embeddings", "a positive size for the learned position table");
 }

@@ -89,7 +89,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     // Banded attention: Transformer Engine's window (left, right) counts the keys before the
     // query, so w keys with itself are (w - 1, 0); with a pattern, Megatron-Core's
     // is_layer_window_attention keeps layers n, 2n, ... (1-based) full, as Gemma 2 and 3 do.
-    if (m.sliding_window > 0) {
+    if (m.sliding_window > 0 && m.windowed_layer_fraction() > 0) {
         shape += fmt::format(" --window-size {},0", m.sliding_window - 1);
         if (m.sliding_window_pattern > 1) shape += fmt::format(" --window-attn-skip-freq {}", m.sliding_window_pattern);
     }
@@ -183,12 +183,15 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
                           "the TP group inside one node)");
     // A count of full-attention layers no pattern gives (Qwen2's max_window_layers, a layer_types
     // list): --window-attn-skip-freq writes the nearest pattern.
-    if (m.sliding_window > 0 && m.full_attention_layers >= 0) {
+    if (m.sliding_window > 0 && m.full_attention_layers >= 0 && m.windowed_layer_fraction() > 0) {
         const int pattern_full = m.sliding_window_pattern > 1 ? m.num_layers / m.sliding_window_pattern : 0;
         if (pattern_full != m.full_attention_layers)
-            e.notes.push_back(fmt::format("the model attends to the whole sequence in {} of its {} layers, priced so; "
-                                          "--window-attn-skip-freq {} gives {} of them",
-                                          m.full_attention_layers, m.num_layers, m.sliding_window_pattern, pattern_full));
+            e.notes.push_back(fmt::format("the model attends to the whole sequence in {} of its {} layers, priced so; the "
+                                          "script's window gives {} of them ({})",
+                                          m.full_attention_layers, m.num_layers, pattern_full,
+                                          m.sliding_window_pattern > 1
+                                              ? fmt::format("--window-attn-skip-freq {}", m.sliding_window_pattern)
+                                              : std::string("every layer windowed")));
     }
     if (p.tp > m.num_kv_heads)
         e.notes.push_back(fmt::format("TP {} exceeds the {} KV heads: each TP rank keeps a replicated KV head, which "

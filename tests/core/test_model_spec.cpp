@@ -267,6 +267,9 @@ TEST(ModelSpec, SlidingWindowsRead) {
     EXPECT_EQ(qwen(R"(, "max_window_layers": 0)").windowed_layer_fraction(), 1.0);
     EXPECT_EQ(qwen("").windowed_layer_fraction(), 0.0);  // the default mark, 28, is above 8 layers
     EXPECT_DOUBLE_EQ(parse_model(to_json(upper), "c.json").windowed_layer_fraction(), 2.0 / 8.0);  // native keeps the count
+    json deeper = to_json(upper);
+    deeper["full_attention_layers"] = 9;  // more than the 8 layers
+    EXPECT_THROW(parse_model(deeper, "c.json"), InputError);
 }
 
 TEST(ModelSpec, HuggingFaceModelFolderReadsItsConfig) {

@@ -450,10 +450,18 @@ TEST(Search, EmitTargetsRefuseWhatTheirLayersAssertAgainst) {
     SearchOptions o;
     o.top_k = 20;
     o.framework = Framework::torchtitan;
-    const PlanRequest odd = complete_request(m, c, 0, 4100);  // 4100 = 4 x 1025: no TP above 2 divides 2 x TP
-    const auto torchtitan = search_plans(m, c, odd, o).best;
+    // Llama 3 70B on 64 H100s: at 8192 tokens the winner runs TP 8, which 8200 = 8 x 1025 tokens do
+    // not allow (8200 % 16 != 0): the rule changes the winner.
+    const ModelSpec big = load_model("llama3-70b");
+    const ClusterSpec h100 = resize_cluster(load_cluster("dgx-h100"), 64);
+    o.top_k = 5;
+    const auto even = search_plans(big, h100, complete_request(big, h100, 0, 8192), o).best;
+    ASSERT_FALSE(even.empty());
+    EXPECT_NE(8200 % (2 * even[0].plan.tp * even[0].plan.cp), 0) << even[0].plan.describe();
+    const auto torchtitan = search_plans(big, h100, complete_request(big, h100, 0, 8200), o).best;
     ASSERT_FALSE(torchtitan.empty());
-    for (const auto& r : torchtitan) EXPECT_EQ(4100 % (2 * r.plan.tp * r.plan.cp), 0) << r.plan.describe();
+    for (const auto& r : torchtitan) EXPECT_EQ(8200 % (2 * r.plan.tp * r.plan.cp), 0) << r.plan.describe();
+    o.top_k = 20;
     const ClusterSpec v100 = resize_cluster(load_cluster("dgx2-v100"), 16);
     ASSERT_FALSE(v100.gpu.flash_attention);
     o.framework = Framework::megatron;

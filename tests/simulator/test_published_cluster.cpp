@@ -51,8 +51,12 @@ TEST(PublishedCluster, CountsInWordsOrApartFromTheAdaptersAndAStatedRateOverTheT
     expect_network("8 NVIDIA Mellanox 400 Gbps HDR InfiniBand HCAs", 4, 8, 50.0);
     expect_network("one 100 Gbps NIC per node", 8, 1, 12.5);
     expect_network("a single 100 Gbps Ethernet NIC per node", 8, 1, 12.5);
-    // A count of GPUs is not one of NICs.
+    // A count of GPUs is not one of NICs, nor is a fabric's tier; a rate in another clause (a
+    // storage network) is not the technology's port's.
     expect_network("8 GPUs per node and 4 NICs of 200 Gb/s", 8, 4, 25.0);
+    expect_network("two-tier fat tree with 8 HDR HCAs per node", 4, 8, 25.0);
+    expect_network("HDR InfiniBand compute fabric; 25 GbE storage network", 8, 8, 25.0);
+    expect_network("HDR InfiniBand 200 Gb/s (4 HDR per node)", 8, 4, 25.0);
 }
 
 TEST(PublishedCluster, EthernetAndTerabitRatesAndARateAloneAreRead) {

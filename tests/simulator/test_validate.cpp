@@ -758,10 +758,24 @@ TEST(Validate, AsyncTpInWordsIsTheOverlap) {
     EXPECT_FALSE(overlapped("no async TP"));
     EXPECT_FALSE(overlapped("async TP (enable_async_tensor_parallel = false)"));
     EXPECT_FALSE(overlapped("--no-async-tensor-model-parallel-allreduce"));  // Megatron's backward all-reduce
+    EXPECT_FALSE(overlapped("asynchronous tensor parallel all-reduce overlapped with the weight-gradient GEMM"));
+    EXPECT_FALSE(overlapped("Async TP isn't enabled"));
+    EXPECT_FALSE(overlapped("async TP is not supported"));
 }
 
 // R10: Narayanan et al. 2021's eq. (3), written out or cited, counts the recomputed forward.
 TEST(Validate, MegatronsEquationThreeWrittenOutCountsTheRecompute) {
+    auto metric = [](const char* definition) {
+        json row = large_activation_row();
+        row["activation_recompute"] = "full";
+        row["throughput_definition"] = definition;
+        row["tflops_per_gpu"] = 150.0;
+        return validate_runs(json::array({row}), "test").rows[0].metric;
+    };
+    EXPECT_EQ(metric("TFLOP/s per GPU under Megatron's eq. 3"), PublishedMetric::hardware_tflops_per_gpu);
+    for (const char* model : {"model FLOPs, which exclude the extra forward pass of recomputation",
+                              "model FLOPs; the extra forward pass is excluded", "Kaplan et al. eq. (3)"})
+        EXPECT_EQ(metric(model), PublishedMetric::model_tflops_per_gpu) << model;
     for (const char* definition : {"F = 96*B*s*l*h^2*(1 + s/6h + V/(16*l*h)) (the formula of the Megatron paper)",
                                    "eq. (3) of Narayanan et al. 2021, which counts the extra forward pass"}) {
         json row = large_activation_row();
@@ -989,6 +1003,8 @@ TEST(Validate, ZeroStageIsReadInTheWordsFrameworksUse) {
         EXPECT_EQ(stated_zero_stage(off), std::nullopt) << off;
     EXPECT_EQ(stated_zero_stage("distributed optimizer, FSDP off"), 1);
     EXPECT_EQ(stated_zero_stage("Megatron dist-opt"), 1);
+    EXPECT_EQ(stated_zero_stage("no dist-opt"), std::nullopt);
+    EXPECT_EQ(stated_zero_stage("FSDP no CPU offload"), 3);
     EXPECT_EQ(stated_zero_stage("DistOpt"), 1);
     EXPECT_EQ(stated_zero_stage("Colossal-AI Gemini plugin, shard_param_frac=1.0"), 3);
     for (const char* on : {"FSDP=1 (Megatron-FSDP)", "Megatron-FSDP, sharding group 64", "use_megatron_fsdp=True"})
@@ -1010,6 +1026,10 @@ TEST(Validate, RecomputeIsReadInTheWordsFrameworksUse) {
     for (const char* unset : {"activations_checkpoint_method: null", "activations_checkpoint_granularity=null",
                               "recompute_granularity null", "recompute_layers 0", "recompute layers = 0"})
         EXPECT_EQ(stated_recompute(unset), Recompute::none) << unset;
+    // Other keys that only configure the checkpointing do not turn it off.
+    EXPECT_EQ(stated_recompute("activation_checkpointing: true, activation_checkpointing_reentrant: false"), Recompute::full);
+    EXPECT_EQ(stated_recompute("uniform, recompute_num_layers 1; recompute_modules: none"), Recompute::full);
+    EXPECT_EQ(stated_recompute("--checkpoint-activations (number_checkpoints: null)"), Recompute::full);
     EXPECT_EQ(stated_recompute("per op SAC"), Recompute::selective);  // torchtitan's selective AC
     EXPECT_EQ(stated_recompute("remat"), Recompute::full);
     EXPECT_EQ(stated_recompute("none (-r 0)"), Recompute::none);
@@ -1211,6 +1231,13 @@ TEST(Validate, SourceDatesMayBeMonthsArxivIdentifiersOrYears) {
                                "baseline column 'Without FlashAttention'", "standard PyTorch attention"}) {
         row["notes"] = denied;
         EXPECT_FALSE(fused("Megatron-LM README, 2024")) << denied;
+    }
+    // A named fused kernel outranks a denied FlashAttention; "standard attention" is no kernel.
+    for (const char* named : {"NVTE_FLASH_ATTN=0, NVTE_FUSED_ATTN=1 (cuDNN fused attention)",
+                              "Llama 2 architecture, standard attention with GQA",
+                              "not standard PyTorch attention but FlashAttention-2"}) {
+        row["notes"] = named;
+        EXPECT_TRUE(fused("Megatron-LM README, 2024")) << named;
     }
 }
 
