@@ -865,8 +865,8 @@ ValidationCase validation_case(const json& row, const std::string& origin) {
     // Unfused where the row says so, or names FlashAttention only to deny it ("FlashAttention was
     // not used", "no FlashAttention").
     static const char* kFlashAttention = R"(flash[\s_-]?att(?:ention|n))";
-    const bool flash_denied = std::regex_search(stated, std::regex(kFlashAttention, std::regex::icase)) &&
-                              !affirmed(stated, kFlashAttention);
+    static const std::regex flash_named(kFlashAttention, std::regex::icase);
+    const bool flash_denied = std::regex_search(stated, flash_named) && !affirmed(stated, kFlashAttention);
     static const std::regex unfused_kernel(R"(unfused attention|attention\s*[:=]\s*unfused)", std::regex::icase);
     // PyTorch's own attention ops (the math path), where no fused kernel is named.
     const bool eager_attention =

@@ -134,7 +134,7 @@ ModelSpec parse_native(const json& j, const std::string& file) {
 }
 
 // Hugging Face config.json; keys per family as in transformers' configuration_<family>.py.
-ModelSpec parse_huggingface(const json& j, const std::string& file) {
+ModelSpec parse_huggingface(const json& j, const std::string& file, HeadKeys& keys) {
     ObjectReader r(j, file);
     ModelSpec m;
     std::string type = r.string("model_type", std::string(""));
@@ -184,14 +184,15 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
             if (r.has(k)) return std::string(k);
         return std::string(*keys.begin());
     };
-    std::string hidden_key = "hidden_size", heads_key = "num_attention_heads", kv_key = "num_key_value_heads";
+    std::string hidden_key = "hidden_size";
+    keys.kv_heads = "num_key_value_heads";
     if (type == "gpt2") {
         hidden_key = key_of({"n_embd", "hidden_size"});
-        heads_key = key_of({"n_head", "num_attention_heads"});
+        keys.heads = key_of({"n_head", "num_attention_heads"});
     } else if (type == "falcon" || type == "RefinedWeb" || type == "RefinedWebModel") {
         hidden_key = key_of({"hidden_size", "n_embed"});
-        heads_key = key_of({"num_attention_heads", "n_head"});
-        kv_key = key_of({"num_kv_heads", "n_head_kv"});
+        keys.heads = key_of({"num_attention_heads", "n_head"});
+        keys.kv_heads = key_of({"num_kv_heads", "n_head_kv"});
     }
 
     if (type == "gpt2") {
@@ -382,11 +383,8 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
         if (every_layer_global) m.sliding_window = m.sliding_window_pattern = 0;
     }
     if (m.hidden_size % m.num_attention_heads != 0 && !r.has("head_dim"))
-        throw input_error(file, hidden_key, fmt::format("a multiple of {} ({})", heads_key, m.num_attention_heads),
+        throw input_error(file, hidden_key, fmt::format("a multiple of {} ({})", keys.heads, m.num_attention_heads),
                           std::to_string(m.hidden_size));
-    if (m.num_kv_heads > m.num_attention_heads || m.num_attention_heads % m.num_kv_heads != 0)
-        throw input_error(file, kv_key, fmt::format("a divisor of {} ({})", heads_key, m.num_attention_heads),
-                          std::to_string(m.num_kv_heads));
     m.head_dim = int(r.integer("head_dim", m.hidden_size / m.num_attention_heads, 1, kMaxHeads));
     // RoPE base: top-level rope_theta (older configs, GPT-NeoX's rotary_emb_base) or
     // transformers v5's rope_parameters.rope_theta.
@@ -426,16 +424,15 @@ ModelSpec parse_huggingface(const json& j, const std::string& file) {
 
 ModelSpec parse_model(const json& j, const std::string& file) {
     if (!j.is_object()) throw input_error(file, "(top level)", "a JSON object describing a model", describe_json_value(j));
-    const bool huggingface = looks_like_huggingface(j);
-    ModelSpec m = huggingface ? parse_huggingface(j, file) : parse_native(j, file);
-    validate_model(m, file, huggingface);
+    HeadKeys keys;
+    ModelSpec m = looks_like_huggingface(j) ? parse_huggingface(j, file, keys) : parse_native(j, file);
+    validate_model(m, file, keys);
     return m;
 }
 
-void validate_model(const ModelSpec& m, const std::string& file, bool huggingface) {
+void validate_model(const ModelSpec& m, const std::string& file, const HeadKeys& keys) {
     if (m.num_kv_heads > m.num_attention_heads || m.num_attention_heads % m.num_kv_heads != 0)
-        throw input_error(file, huggingface ? "num_key_value_heads" : "num_kv_heads",
-                          fmt::format("a divisor of num_attention_heads ({})", m.num_attention_heads),
+        throw input_error(file, keys.kv_heads, fmt::format("a divisor of {} ({})", keys.heads, m.num_attention_heads),
                           std::to_string(m.num_kv_heads));
     // The attention's width (heads x head_dim) is a tensor dimension like the hidden size.
     const std::int64_t query_width = std::int64_t(m.num_attention_heads) * m.head_dim;

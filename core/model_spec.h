@@ -91,9 +91,10 @@ struct ModelSpec {
         if (full_attention_layers >= 0 && num_layers > 0)
             return double(num_layers - std::min(full_attention_layers, num_layers)) / num_layers;
         if (sliding_window_pattern <= 1 || num_layers <= 0) return 1.0;
-        const int global = num_layers / sliding_window_pattern;
-        return double(num_layers - global) / num_layers;
+        return double(num_layers - pattern_global_layers()) / num_layers;
     }
+    // Layers the pattern keeps global: num_layers / pattern, rounded down (0 without a pattern).
+    int pattern_global_layers() const { return sliding_window_pattern > 1 ? num_layers / sliding_window_pattern : 0; }
     // Keys a query at the end of a `seq`-token sequence attends to, averaged over the layers.
     double attended_keys(double seq) const {
         const double windowed = sliding_window > 0 && sliding_window < seq ? sliding_window : seq;
@@ -129,9 +130,15 @@ inline constexpr int kMaxSeqLength = 1 << 24;
 // Reads a model from parsed JSON; `file` names it in messages. Detects Hugging Face configs.
 ModelSpec parse_model(const json& j, const std::string& file);
 bool looks_like_huggingface(const json& j);
-// Checks the cross-field rules (heads divide, KV heads divide heads, ...); InputError otherwise.
-// `huggingface`: the model came from a config.json, whose key names the messages use.
-void validate_model(const ModelSpec& m, const std::string& file, bool huggingface = false);
+// The keys a model file names its head counts by, for the messages of validate_model: the native
+// ones, or a config.json's (num_key_value_heads; GPT-2's n_head; Falcon's n_head_kv).
+struct HeadKeys {
+    std::string heads = "num_attention_heads";
+    std::string kv_heads = "num_kv_heads";
+};
+// Checks the cross-field rules (heads divide, KV heads divide heads, ...); InputError otherwise,
+// naming the file's own keys.
+void validate_model(const ModelSpec& m, const std::string& file, const HeadKeys& keys = {});
 json to_json(const ModelSpec& m);
 
 const char* to_string(Activation a);

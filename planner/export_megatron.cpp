@@ -184,7 +184,7 @@ Emitted export_megatron(const ModelSpec& m, const SimulationResult& w, const Clu
     // A count of full-attention layers no pattern gives (Qwen2's max_window_layers, a layer_types
     // list): --window-attn-skip-freq writes the nearest pattern.
     if (m.sliding_window > 0 && m.full_attention_layers >= 0 && m.windowed_layer_fraction() > 0) {
-        const int pattern_full = m.sliding_window_pattern > 1 ? m.num_layers / m.sliding_window_pattern : 0;
+        const int pattern_full = m.pattern_global_layers();
         if (pattern_full != m.full_attention_layers)
             e.notes.push_back(fmt::format("the model attends to the whole sequence in {} of its {} layers, priced so; the "
                                           "script's window gives {} of them ({})",
